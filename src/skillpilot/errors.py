@@ -1,0 +1,80 @@
+"""Every error SkillPilot raises on purpose.
+
+    SkillPilotError                  base: catch this to catch them all
+    ├── SkillParseError(path, line)  a SKILL.md or tool catalog that cannot be read as a skill
+    ├── SkillNotFoundError(ref)      a skill id / key that is not in the index
+    ├── StoreError(path)             the index file is missing, locked or corrupt
+    ├── EncoderError(encoder)        an embedding model that cannot be loaded or run
+    ├── ConfigError(key)             a config value that is missing or not allowed
+    └── MissingExtraError(extra)     an optional dependency that is not installed
+
+Messages say what went wrong *and* what to do about it; a surface prints ``str(error)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SkillPilotError(Exception):
+    """Base class of every error SkillPilot raises on purpose."""
+
+
+class SkillParseError(SkillPilotError):
+    """A skill file that cannot be turned into a skill; ``path`` (and ``line`` when known) say where."""
+
+    def __init__(self, path: str | Path, reason: str, line: int | None = None) -> None:
+        self.path = str(path)
+        self.reason = reason
+        self.line = line
+        where = f"line {line} of {self.path}" if line is not None else self.path
+        super().__init__(f"{where}: {reason}")
+
+
+class SkillNotFoundError(SkillPilotError):
+    """A skill id or key that the index does not hold."""
+
+    def __init__(self, ref: str, suggestions: tuple[str, ...] = ()) -> None:
+        self.ref = ref
+        self.suggestions = suggestions
+        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(
+            f"no skill {ref!r} in the index.{hint} Run `skillpilot search {ref!r}` to find its id."
+        )
+
+
+class StoreError(SkillPilotError):
+    """The index store cannot be opened or written."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        super().__init__(f"{self.path}: {reason}")
+
+
+class EncoderError(SkillPilotError):
+    """An embedding model that cannot be loaded or run."""
+
+    def __init__(self, encoder: str, reason: str) -> None:
+        self.encoder = encoder
+        super().__init__(f"encoder {encoder!r}: {reason}")
+
+
+class ConfigError(SkillPilotError):
+    """A configuration value that is not allowed; ``key`` is the dotted config key."""
+
+    def __init__(self, key: str, reason: str, source: str | None = None) -> None:
+        self.key = key
+        self.source = source
+        where = f" (in {source})" if source else ""
+        super().__init__(f"config {key!r}{where}: {reason}")
+
+
+class MissingExtraError(SkillPilotError):
+    """An optional dependency is needed for this feature."""
+
+    def __init__(self, extra: str, feature: str, module: str) -> None:
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs the Python package {module!r}: install it with "
+            f"`pip install 'skillpilot[{extra}]'`"
+        )
