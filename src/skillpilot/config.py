@@ -18,13 +18,14 @@ import yaml
 from .errors import ConfigError
 
 DEFAULT_SKILL_DIRS = ("~/.claude/skills", "~/.openclaw/skills")
-ENCODERS = ("minilm", "use-multilingual", "hybrid-minilm-use", "openai", "none")
+ENCODERS = ("minilm", "use-multilingual", "openai")
 
 # config.yaml key (dotted) -> Settings field
 YAML_KEYS: dict[str, str] = {
     "router.hardRouteThreshold": "hard_threshold",
     "router.softInjectThreshold": "soft_threshold",
     "router.enableSemantic": "enable_semantic",
+    "router.enableKeyword": "enable_keyword",
     "router.debug": "debug",
     "router.preconditions": "preconditions",
     "embed.provider": "embed_provider",
@@ -53,9 +54,11 @@ class Settings:
     hard_threshold: float = 0.80
     soft_threshold: float = 0.45
     enable_semantic: bool = True
+    enable_keyword: bool = True
     debug: bool = False
     preconditions: bool = True
-    embed_provider: str = "hybrid-minilm-use"
+    # One encoder, or several joined by "+" (each gets its own dense retriever in the fusion).
+    embed_provider: str = "minilm+use-multilingual"
     openai_model: str = "text-embedding-3-small"
     openai_base_url: str = "https://api.openai.com/v1"
     skill_dirs: tuple[str, ...] = DEFAULT_SKILL_DIRS
@@ -72,6 +75,10 @@ class Settings:
     @property
     def index_path(self) -> Path:
         return self.home / "index.sqlite"
+
+    @property
+    def encoder_specs(self) -> tuple[str, ...]:
+        return tuple(spec.strip() for spec in self.embed_provider.split("+") if spec.strip())
 
     @property
     def config_path(self) -> Path:
@@ -123,9 +130,12 @@ def _validated(settings: Settings, source: str) -> Settings:
         ("conflict_threshold", 0.0 < settings.conflict_threshold <= 1.0, "must be in (0, 1]"),
         ("feedback_batch", settings.feedback_batch >= 1, "must be >= 1"),
         ("refresh_interval", settings.refresh_interval > 0, "must be > 0 (minutes)"),
-        ("embed_provider", settings.embed_provider in ENCODERS
-         or Path(settings.embed_provider).expanduser().is_dir(),
-         f"must be one of {', '.join(ENCODERS)} or a folder holding model.onnx + tokenizer.json"),
+        ("embed_provider", all(spec in ENCODERS or Path(spec).expanduser().is_dir()
+                                for spec in settings.encoder_specs),
+         f"must be one of {', '.join(ENCODERS)} or a folder holding model.onnx + tokenizer.json "
+         "(several joined by '+')"),
+        ("enable_keyword", settings.enable_keyword or settings.enable_semantic,
+         "cannot be off while enable_semantic is off too"),
         ("output_format", settings.output_format in ("human", "json"), "must be human or json"),
     ]
     for key, ok, why in checks:

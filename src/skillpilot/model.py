@@ -182,3 +182,31 @@ class RouteResult:
         if self.trace is None:
             data.pop("trace")
         return data
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One ``search`` result: a skill and its calibrated 0-1 relevance, with what matched."""
+
+    id: str
+    name: str
+    key: str
+    path: str
+    description: str
+    score: float
+    matched_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Stats:
+    skills: int
+    roots: tuple[str, ...]
+    skipped: tuple[SkippedFile, ...]
+    conflict_groups: int
+    low_quality: tuple[str, ...]
+    last_updated: float | None
+    embed_provider: str
+    index_path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,344 @@
+"""The ``skillpilot`` command: parse arguments, call the library, format the answer.
+
+JSON goes to stdout only; logs, warnings and progress bars go to stderr. Exit codes: 0 the
+command did its job (a pass-through is a result), 1 an error, 2 a usage error, 3 a
+pass-through with ``--fail-on-passthrough``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..errors import SkillPilotError
+from ..model import IndexReport, RouteResult
+from ..router import SkillPilot
+
+EXIT_ERROR = 1
+EXIT_PASSTHROUGH = 3
+
+app = typer.Typer(
+    name="skillpilot",
+    help="Route a message to the right agent skill before the LLM runs: offline, in milliseconds, "
+    "with the reasons.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+T = TypeVar("T")
+
+HomeOption = Annotated[
+    Path | None,
+    typer.Option("--home", envvar="SKILLPILOT_HOME", help="Index and config folder [default: ~/.skillpilot]."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
+PreconditionsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--preconditions",
+        help="on|off: lower the score of skills whose env vars / binaries are missing "
+        "[default: on; env SKILLPILOT_PRECONDITIONS].",
+    ),
+]
+
+
+def _pilot(home: Path | None, **overrides: Any) -> SkillPilot:
+    return SkillPilot(home=home, **overrides)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _fail(message: str) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", markup=True, soft_wrap=True)
+    return typer.Exit(EXIT_ERROR)
+
+
+def _run(action: Callable[[], T]) -> T:
+    """Run a library call; map SkillPilot errors to a one-line message and exit code 1."""
+    try:
+        return action()
+    except SkillPilotError as exc:
+        raise _fail(str(exc)) from exc
+
+
+def _preconditions(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    if value not in ("on", "off"):
+        raise typer.BadParameter("use on or off", param_hint="--preconditions")
+    return value == "on"
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A Rich progress bar on stderr when it is a terminal; nothing otherwise."""
+    if not (enabled and err.is_terminal):
+        yield None
+        return
+    bar = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total)
+        bar.update(tasks[stage], completed=done, total=total)
+
+    with bar:
+        yield update
+
+
+def _print_index_report(report: IndexReport, as_json: bool) -> None:
+    if as_json:
+        _print_json(asdict(report))
+        return
+    err.print(
+        f"indexed [bold]{report.total}[/bold] skills from {len(report.roots)} root(s) in "
+        f"{report.seconds:.2f}s: {report.added} added, {report.updated} updated, "
+        f"{report.unchanged} unchanged, {report.removed} removed, {len(report.skipped)} skipped",
+        markup=True,
+    )
+    for skipped in report.skipped:
+        err.print(f"  [yellow]skipped[/yellow] {skipped.path}: {skipped.reason}", markup=True, soft_wrap=True)
+    for warning in report.warnings:
+        err.print(f"  [yellow]warning[/yellow] {warning}", markup=True, soft_wrap=True)
+
+
+@app.command()
+def index(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Skill folders (scanned for SKILL.md) or JSON tool catalogs. "
+                       "Default: the configured skill folders."),
+    ] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Drop known roots not named here.")] = False,
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Add or refresh skill roots in the index (incremental and atomic)."""
+    pilot = _run(lambda: _pilot(home))
+    roots = paths or [Path(d).expanduser() for d in pilot.settings.skill_dirs]
+    with _progress(not as_json) as progress:
+        report = _run(lambda: pilot.index(roots, replace=replace, progress=progress))
+    _print_index_report(report, as_json)
+
+
+@app.command()
+def reindex(home: HomeOption = None, as_json: JsonOption = False) -> None:
+    """Refresh every root the index knows."""
+    pilot = _run(lambda: _pilot(home))
+    with _progress(not as_json) as progress:
+        report = _run(lambda: pilot.reindex(progress=progress))
+    _print_index_report(report, as_json)
+
+
+def _print_route(result: RouteResult) -> None:
+    colour = {"hard": "green", "soft": "yellow", "passthrough": "dim"}[result.decision]
+    if result.skill is None:
+        out.print(f"[dim]pass-through[/dim]: no skill matched ({result.latency_ms:.1f} ms)", markup=True)
+        return
+    label = "pass-through, best guess" if result.decision == "passthrough" else result.decision
+    out.print(
+        f"[{colour}]{label}[/{colour}] [bold]{result.skill.id}[/bold]  confidence {result.confidence:.2f}, "
+        f"{result.method}, {result.latency_ms:.1f} ms",
+        markup=True,
+    )
+    out.print(f"  {result.skill.description}", markup=False, soft_wrap=True)
+    out.print(f"  path: {result.skill.path}", markup=False, soft_wrap=True)
+    for reason in result.reasons:
+        out.print(f"  - {reason}", markup=False, soft_wrap=True)
+    if result.unmet_preconditions:
+        out.print(f"  unmet: {'; '.join(result.unmet_preconditions)}", markup=False)
+    if result.alternatives:
+        out.print(
+            "  runners-up: " + ", ".join(f"{a.id} ({a.score:.2f})" for a in result.alternatives),
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+@app.command()
+def route(
+    message: Annotated[str | None, typer.Argument(help="The user message to route.")] = None,
+    queries: Annotated[
+        Path | None,
+        typer.Option("--queries", help='Batch mode: a JSON Lines file of {"id", "query"}; '
+                     "writes one JSON RouteResult per line with its id."),
+    ] = None,
+    trace: Annotated[bool, typer.Option("--trace", help="Include every stage of the decision.")] = False,
+    fail_on_passthrough: Annotated[
+        bool, typer.Option("--fail-on-passthrough", help="Exit 3 when the decision is pass-through.")
+    ] = False,
+    preconditions: PreconditionsOption = None,
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Route one message (or a batch) and print the decision, confidence and runners-up."""
+    if (message is None) == (queries is None):
+        raise typer.BadParameter("give a MESSAGE or --queries FILE, not both or neither")
+    pilot = _run(lambda: _pilot(home, preconditions=_preconditions(preconditions)))
+    if queries is not None:
+        _route_batch(pilot, queries, trace)
+        return
+    assert message is not None
+    result = _run(lambda: pilot.route(message, trace=trace))
+    if as_json:
+        _print_json(result.to_dict())
+    else:
+        _print_route(result)
+        if trace and result.trace:
+            _print_trace(result)
+    if fail_on_passthrough and result.decision == "passthrough":
+        raise typer.Exit(EXIT_PASSTHROUGH)
+
+
+def _route_batch(pilot: SkillPilot, path: Path, trace: bool) -> None:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise _fail(f"{path}: cannot read the queries file ({exc.strerror})") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            query = item["query"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise _fail(f'line {number} of {path}: expected {{"id": ..., "query": "..."}}') from exc
+        result = _run(lambda q=query: pilot.route(q, trace=trace))
+        sys.stdout.write(json.dumps({"id": item.get("id"), **result.to_dict()}, ensure_ascii=False) + "\n")
+
+
+def _bar(value: float, width: int = 20) -> str:
+    filled = max(0, min(width, round(value * width)))
+    return "█" * filled + "░" * (width - filled)
+
+
+def _print_trace(result: RouteResult) -> None:
+    out.print(f'\nQuery: "{result.query}"', markup=False)
+    for stage in result.trace or ():
+        out.print(f"[bold]{stage.stage}[/bold]", markup=True)
+        top = max((abs(s) for _, s in stage.candidates), default=1.0) or 1.0
+        for skill_id, score in stage.candidates:
+            out.print(f"  {skill_id:<40} {score:8.3f} {_bar(score / top)}", markup=False)
+        for note in stage.notes:
+            out.print(f"  {note}", markup=False, soft_wrap=True)
+
+
+@app.command()
+def explain(
+    message: Annotated[str, typer.Argument(help="The user message to explain.")],
+    preconditions: PreconditionsOption = None,
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show every stage of a routing decision: fast path, BM25, dense, fusion, threshold."""
+    pilot = _run(lambda: _pilot(home, preconditions=_preconditions(preconditions)))
+    result = _run(lambda: pilot.route(message, trace=True))
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    _print_trace(result)
+    out.print()
+    _print_route(result)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, help="At most this many results.")] = 5,
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the best-matching skills (fewer rather than filler: adaptive cut-off)."""
+    pilot = _run(lambda: _pilot(home))
+    hits = _run(lambda: pilot.search(query, top_k=top_k))
+    if as_json:
+        _print_json([asdict(h) for h in hits])
+        return
+    if not hits:
+        out.print("no skill is relevant enough", markup=False)
+    table = Table("score", "id", "description", box=None)
+    for hit in hits:
+        table.add_row(f"{hit.score:.2f}", hit.id, hit.description[:90])
+    out.print(table)
+
+
+@app.command()
+def stats(home: HomeOption = None, as_json: JsonOption = False) -> None:
+    """Index statistics: skills, skipped files, conflict groups, low-quality fingerprints."""
+    pilot = _run(lambda: _pilot(home))
+    data = _run(pilot.stats)
+    if as_json:
+        _print_json(data.to_dict())
+        return
+    out.print(
+        f"Indexed: {data.skills} skills ({data.conflict_groups} conflict groups, "
+        f"{len(data.low_quality)} low-quality fingerprints, {len(data.skipped)} skipped files)",
+        markup=False,
+    )
+    out.print(f"Roots: {', '.join(data.roots) or '(none)'}", markup=False, soft_wrap=True)
+    out.print(f"Embed provider: {data.embed_provider}", markup=False)
+    out.print(f"Index: {data.index_path}", markup=False)
+    if data.last_updated:
+        import datetime
+
+        stamp = datetime.datetime.fromtimestamp(data.last_updated).isoformat(timespec="seconds")
+        out.print(f"Last updated: {stamp}", markup=False)
+
+
+@app.command()
+def demo(
+    examples: Annotated[Path, typer.Argument(help="The examples folder of the repository.")] = Path("examples"),
+    home: Annotated[
+        Path | None, typer.Option("--home", help="Where the demo index goes [default: ~/.skillpilot/demo].")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Index the bundled example skills and route the sample messages."""
+    skills_dir = examples / "skills"
+    messages_file = examples / "demo_messages.txt"
+    if not skills_dir.is_dir() or not messages_file.is_file():
+        raise _fail(f"{examples}: expected skills/ and demo_messages.txt there; run from the repository root")
+    pilot = _run(lambda: _pilot(home or Path("~/.skillpilot/demo").expanduser(), preconditions=False))
+    with _progress(not as_json) as progress:
+        report = _run(lambda: pilot.index([skills_dir], replace=True, progress=progress))
+    messages = [m for m in messages_file.read_text(encoding="utf-8").splitlines() if m.strip()]
+    results = [_run(lambda m=m: pilot.route(m)) for m in messages]
+    if as_json:
+        _print_json({"index": asdict(report), "routes": [r.to_dict() for r in results]})
+        return
+    _print_index_report(report, as_json=False)
+    for result in results:
+        out.print(f'\n[bold]» {result.query}[/bold]', markup=True)
+        _print_route(result)
+
+
+def _register_optional_commands() -> None:
+    from . import bench_cmd
+
+    bench_cmd.register(app)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    _register_optional_commands()
+    app()

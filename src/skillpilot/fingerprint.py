@@ -1,0 +1,226 @@
+"""Stage 2, fingerprint: a :class:`~skillpilot.model.Skill` in, a
+:class:`~skillpilot.model.Fingerprint` out, from the text alone (no model; about a millisecond
+for a long skill, since bodies are read up to their first 20,000 characters).
+
+- ``intent_patterns``: what the author says the skill is for, up to 10 clauses: the rest of the
+  sentence after "Use when" (or "Use this skill when", "Use it for", "Use proactively when",
+  "Use for", "Use if"), "Invoke this skill when", "Call when", "Triggered by", "Trigger when",
+  "Triggers:", or a bare "When the user / you need ..." (case-insensitive), then the bullets
+  under a "When to use" heading; the description first, then the body (fenced code skipped).
+  Each is the clause without its cue, markdown and extra whitespace removed, cut at the
+  sentence end and at 300 characters.
+- ``keywords``: up to 15 salient words, weighted name (x3) > description (x2) > body
+  (1 + log of its count); stop words (``skillpilot.text.STOP_WORDS``), numbers, fenced code and
+  words every skill uses ("skill", "user", "https" ...) are left out. Words are grouped by stem
+  and shown in their most frequent written form, so ``skillpilot.text.tokenize`` of a keyword
+  gives the stem the keyword path matches.
+- ``side_effects``: ``route.side_effects`` when the author declared it, else inferred from the
+  name and description (bodies mention too much in passing): a remote write (send, post, push, deploy ... or a
+  write verb with a remote noun such as GitHub, Slack, email) -> ``write-remote``; any other
+  write verb -> ``write-local``; fetching, downloading, searching, browsing or a remote noun ->
+  ``network``; else ``read-only``.
+- ``preconditions``: ``skill.requires``; :func:`unmet_preconditions` says which of them this
+  machine lacks, in words.
+- ``quality_issues``: short sentences a skill author can act on.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Mapping
+from functools import lru_cache
+
+from .model import Fingerprint, Requirements, SideEffects, Skill
+from .text import STOP_WORDS, has_cjk, stem, words
+
+MAX_INTENT_PATTERNS = 10
+MAX_KEYWORDS = 15
+# Long bodies are reference material; their opening says what the skill is about.
+_BODY_CHARS = 20_000
+_MAX_CLAUSE = 300
+
+_CUE = re.compile(
+    # The lookahead lets the engine skip most positions without trying every alternative.
+    r"\b(?=[uictw])(?:use\s+(?:this\s+skill\s+|this\s+|it\s+)?(?:\w+ly\s+)?(?:when(?:ever)?|for|if)"
+    r"|invoke\s+this\s+skill\s+when|call\s+(?:this\s+)?when|triggered\s+by|trigger\s+when|triggers?\s*:"
+    # "When the user wants ..." without a "use": the clause keeps "the user wants ...".
+    r"|when\s+(?=(?:the\s+|a\s+)?users?\s|you\s+(?:need|want)\s))"
+    r"[\s:]*",
+    re.IGNORECASE,
+)
+# A sentence ends at . ! ? before a space (not in "e.g." / "i.e." / "etc."), at a blank line,
+# or where a list item or heading starts.
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)[.!?](?=\s|$)|\n\s*\n|\n\s*(?:[-*+#]|\d+\.)\s")
+_FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
+_WHEN_HEADING = re.compile(
+    r"^#{1,6}\s*when\s+(?:to|should\s+you|you\s+should)\s+use\b.*$", re.IGNORECASE | re.MULTILINE
+)
+_HEADING = re.compile(r"^#{1,6}\s", re.MULTILINE)
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$", re.MULTILINE)
+_MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
+_COMPOUND = re.compile(r"\w+(?:-\w+)+")
+_NAME_RULE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in text.split())
+
+
+# Words nearly every skill description uses: they say nothing about this skill in particular.
+# (Every list below is stemmed, so one form of each word is enough.)
+_NOISE = _stems(
+    "skill user ask claude agent assistant http https www com org io md yes true false null none "
+    "example eg ie etc following whenever"
+)
+# Verbs only: "message", "email" and "merge" are left out because they are more often nouns
+# ("commit message") or local ("merge PDFs").
+_REMOTE_VERBS = _stems("send post publish deploy push upload tweet reply comment invite broadcast notify")
+_WRITE_VERBS = _stems(
+    "create write edit update delete remove modify save rename move insert append overwrite install "
+    "commit add archive schedule convert fill manage build stop clean resize crop split rotate import "
+    "export stage apply close scale label administer"
+)
+_REMOTE_NOUNS = _stems(
+    "github gitlab bitbucket slack discord jira linear notion trello asana confluence email gmail "
+    "outlook calendar drive pr issue repository repo channel server cloud aws gcp azure vercel "
+    "supabase netlify heroku remote webhook twitter whatsapp telegram imessage sms api saas postgres "
+    "postgresql mysql mongodb redis kubernetes"
+)
+_NETWORK_WORDS = _stems("fetch download search browse crawl scrape web website url internet online http")
+
+
+def fingerprint(skill: Skill) -> Fingerprint:
+    """The routing signals of ``skill``; see the module docstring for how each is derived."""
+    body = _FENCED.sub(" ", skill.body[:_BODY_CHARS])
+    patterns = _intent_patterns(skill.description, body)
+    declared = skill.route.side_effects
+    side_effects = declared or _infer_side_effects(f"{skill.name} {skill.description}")
+    return Fingerprint(
+        intent_patterns=patterns,
+        keywords=_keywords(skill.name, skill.description, body),
+        side_effects=side_effects,
+        side_effects_declared=declared is not None,
+        preconditions=skill.requires,
+        quality_issues=_quality_issues(skill, patterns),
+    )
+
+
+def _intent_patterns(description: str, body: str) -> tuple[str, ...]:
+    """The "use when" clauses of a description, then of a body, at most ``MAX_INTENT_PATTERNS``."""
+    found: dict[str, str] = {}
+    for text in (description, body):
+        for clause in _cued_clauses(text) + _when_to_use_bullets(text):
+            found.setdefault(clause.lower(), clause)
+            if len(found) == MAX_INTENT_PATTERNS:
+                return tuple(found.values())
+    return tuple(found.values())
+
+
+def _cued_clauses(text: str) -> list[str]:
+    clauses = []
+    for match in _CUE.finditer(text):
+        end = _SENTENCE_END.search(text, match.end())
+        clause = _clean(text[match.end() : end.start() if end else len(text)])
+        if len(clause) >= 3:
+            clauses.append(clause)
+    return clauses
+
+
+def _when_to_use_bullets(text: str) -> list[str]:
+    bullets: list[str] = []
+    for heading in _WHEN_HEADING.finditer(text):
+        following = _HEADING.search(text, heading.end())
+        section = text[heading.end() : following.start() if following else len(text)]
+        bullets.extend(c for c in (_clean(m.group(1)) for m in _BULLET.finditer(section)) if len(c) >= 3)
+    return bullets
+
+
+def _clean(text: str) -> str:
+    text = " ".join(_MARKUP.sub(lambda m: m.group(1) or "", text).split()).strip(" ,;:-")
+    if len(text) > _MAX_CLAUSE:
+        text = text[:_MAX_CLAUSE].rsplit(" ", 1)[0]
+    return text
+
+
+def _keywords(name: str, description: str, body: str) -> tuple[str, ...]:
+    score: dict[str, float] = {}
+    forms: dict[str, dict[str, int]] = {}
+    for weight, text in ((3.0, name), (2.0, description), (0.0, body)):
+        # Counter keeps first-occurrence order; sorted() is stable, so that order breaks ties.
+        for word, count in Counter(words(text)).items():
+            term = _term(word)
+            if term is None:
+                continue
+            seen = forms.setdefault(term, {})
+            seen[word] = seen.get(word, 0) + count
+            score[term] = score.get(term, 0.0) + (weight * count if weight else 1.0 + math.log(count))
+    ranked = sorted(score, key=lambda t: -score[t])
+    return tuple(max(forms[t], key=forms[t].__getitem__) for t in ranked[:MAX_KEYWORDS])
+
+
+@lru_cache(maxsize=65536)
+def _term(word: str) -> str | None:
+    """The stem a keyword is counted under, or None for words that are not keywords."""
+    if has_cjk(word):
+        return word if 2 <= len(word) <= 8 else None
+    if len(word) < 2 or word in STOP_WORDS or not word.isalpha():
+        return None
+    term = stem(word)
+    return None if term in _NOISE else term
+
+
+def _infer_side_effects(text: str) -> SideEffects:
+    # Hyphenated compounds ("post-mortem", "follow-up", "read-only") are not verbs.
+    stems = {stem(w) for w in words(_COMPOUND.sub(" ", text))}
+    remote_noun = bool(stems & _REMOTE_NOUNS)
+    if stems & _REMOTE_VERBS or (remote_noun and stems & _WRITE_VERBS):
+        return "write-remote"
+    if stems & _WRITE_VERBS:
+        return "write-local"
+    if remote_noun or stems & _NETWORK_WORDS:
+        return "network"
+    return "read-only"
+
+
+def _quality_issues(skill: Skill, patterns: tuple[str, ...]) -> tuple[str, ...]:
+    issues = []
+    description_words = words(skill.description)
+    # A CJK run is one "word" to words(); count about one word per two characters instead.
+    count = sum(max(1, len(w) // 2) if has_cjk(w) else 1 for w in description_words)
+    if count < 8:
+        issues.append("description has fewer than 8 words")
+    if not patterns:
+        issues.append("no 'use when' signal in the description or body")
+    if skill.source_kind == "skill-md":
+        if len(skill.description) > 1024:
+            issues.append("description is longer than 1024 characters (the SKILL.md limit)")
+        if not skill.body.strip():
+            issues.append("body is empty: add instructions below the frontmatter")
+        if not _NAME_RULE.match(skill.name) or len(skill.name) > 64:
+            issues.append(
+                f"name {skill.name!r} is not lowercase words joined by hyphens (at most 64 characters)"
+            )
+    return tuple(issues)
+
+
+def unmet_preconditions(req: Requirements, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """What ``req`` needs that this machine lacks, one sentence each.
+
+    ``environ`` (default ``os.environ``) is used for the variables and for ``PATH``.
+    """
+    env = os.environ if environ is None else environ
+    unmet = [f"env {name} is not set" for name in req.env if not env.get(name)]
+    search_path = env.get("PATH", "")
+    unmet += [
+        f"binary {name} not found on PATH"
+        for name in req.bins
+        if shutil.which(name, path=search_path) is None
+    ]
+    if req.os and sys.platform not in req.os:
+        unmet.append(f"needs OS {' or '.join(req.os)}, this is {sys.platform}")
+    return tuple(unmet)

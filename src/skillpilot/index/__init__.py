@@ -1,0 +1,79 @@
+"""The index stage: where skills, fingerprints and vectors are kept between runs.
+
+``SkillStore`` is the Protocol a backend implements (the embedded default is
+``SQLiteStore``); ``build_index`` (in ``builder``) turns skill folders into ``IndexChanges``
+and hands them to the store in one atomic ``apply``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ..model import Fingerprint, IndexedSkill, Skill, SkippedFile
+
+
+@dataclass(frozen=True)
+class StoredSkill:
+    skill: Skill
+    fingerprint: Fingerprint
+    indexed_at: float
+
+
+@dataclass(frozen=True)
+class IndexChanges:
+    """Everything one index run writes; a store applies it all or nothing."""
+
+    roots: tuple[str, ...] = ()
+    dropped_roots: tuple[str, ...] = ()
+    upserts: tuple[StoredSkill, ...] = ()
+    removed: tuple[tuple[str, str], ...] = ()
+    # (root, key, encoder name) -> array of shape (parts, dim)
+    vectors: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+    skipped: tuple[tuple[str, SkippedFile], ...] = ()
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+class SkillStore(Protocol):
+    """Where an index lives. One required write (``apply``) plus the reads the router needs."""
+
+    def apply(self, changes: IndexChanges) -> None: ...
+    def load(self) -> list[StoredSkill]: ...
+    def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]: ...
+    def roots(self) -> list[str]: ...
+    def hashes(self, root: str) -> dict[str, str]: ...
+    def vector_keys(self, encoder: str) -> set[tuple[str, str]]: ...
+    def skipped(self) -> list[SkippedFile]: ...
+    def generation(self) -> int: ...
+    def meta(self, key: str) -> str | None: ...
+    def count(self) -> int: ...
+    def close(self) -> None: ...
+
+
+
+
+def assign_ids(stored: list[StoredSkill]) -> list[IndexedSkill]:
+    """Give every skill its user-facing id: its name, or its folder-relative key when two skills
+    share a name (and the root's folder name too when even keys collide). Never overwrites."""
+    by_name: dict[str, int] = {}
+    by_key: dict[str, int] = {}
+    for entry in stored:
+        by_name[entry.skill.name] = by_name.get(entry.skill.name, 0) + 1
+        by_key[entry.skill.key] = by_key.get(entry.skill.key, 0) + 1
+    result = []
+    for entry in stored:
+        skill = entry.skill
+        if by_name[skill.name] == 1:
+            skill_id = skill.name
+        elif by_key[skill.key] == 1:
+            skill_id = skill.key
+        else:
+            skill_id = f"{Path(skill.root).name}/{skill.key}"
+        result.append(IndexedSkill(skill_id, skill, entry.fingerprint, entry.indexed_at))
+    return result
+
+
+__all__ = ["IndexChanges", "SkillStore", "StoredSkill", "assign_ids"]

@@ -1,0 +1,182 @@
+"""Build or refresh an index: skill roots in, one atomic ``IndexChanges`` out.
+
+Incremental: a skill whose content hash is unchanged is neither re-fingerprinted nor
+re-embedded; a skill gone from its folder is removed; a skill whose SKILL.md became unreadable
+keeps its previous entry (and is reported), so one broken file never costs a working skill.
+Vectors are computed before the write starts, so the slow part never holds the index.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from ..encoders import Encoder
+from ..fingerprint import fingerprint
+from ..model import Fingerprint, IndexReport, Skill, SkippedFile
+from ..skills import load_skills
+from . import IndexChanges, SkillStore, StoredSkill
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+TextsFor = Callable[[Skill, Fingerprint], list[str]]
+
+
+def root_id(path: Path) -> str:
+    """How the store names a root: its absolute path (symlinks kept, ``~`` expanded)."""
+    return str(Path(path).expanduser().absolute())
+
+
+def _key_of_skipped(root: str, skipped: SkippedFile) -> str | None:
+    path = Path(skipped.path)
+    if path.name != "SKILL.md":
+        return None
+    try:
+        return path.parent.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def build_index(
+    store: SkillStore,
+    paths: Sequence[Path],
+    *,
+    encoders: Sequence[Encoder],
+    texts_for: TextsFor,
+    replace_roots: bool = False,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Index ``paths`` (skill folders or tool catalogs) into ``store`` in one transaction.
+
+    ``replace_roots`` drops every known root not named in ``paths``.
+    """
+    started = time.perf_counter()
+    roots = [root_id(p) for p in paths]
+    upserts: list[StoredSkill] = []
+    removed: list[tuple[str, str]] = []
+    skipped: list[tuple[str, SkippedFile]] = []
+    warnings: list[str] = []
+    unchanged = added = updated = 0
+    now = time.time()
+    for path, root in zip(paths, roots, strict=True):
+        def on_file(done: int, total: int) -> None:
+            if progress:
+                progress(f"reading {path}", done, total)
+
+        loaded = load_skills([Path(root)], progress=on_file)
+        warnings.extend(loaded.warnings)
+        skipped.extend((root, s) for s in loaded.skipped)
+        known = store.hashes(root)
+        seen: set[str] = set()
+        for skill in loaded.skills:
+            skill = replace(skill, root=root)
+            if skill.key in seen:
+                warnings.append(f"{skill.path}: a second skill with key {skill.key!r} in {root}; kept the first")
+                continue
+            seen.add(skill.key)
+            previous = known.get(skill.key)
+            if previous == skill.content_hash:
+                unchanged += 1
+                continue
+            added += previous is None
+            updated += previous is not None
+            upserts.append(StoredSkill(skill, fingerprint(skill), now))
+        broken = {_key_of_skipped(root, s) for _, s in skipped}
+        for key in known.keys() - seen:
+            if key in broken:
+                warnings.append(f"{root}/{key}: kept the previously indexed version (its SKILL.md is unreadable)")
+            else:
+                removed.append((root, key))
+    dropped = tuple(r for r in store.roots() if replace_roots and r not in roots)
+    gone = set(removed)
+    in_roots = (
+        [s for s in store.load() if s.skill.root in roots and (s.skill.root, s.skill.key) not in gone]
+        if encoders
+        else []
+    )
+    vectors = _vectors_for(store, upserts, in_roots, encoders, texts_for, progress)
+    store.apply(
+        IndexChanges(
+            roots=tuple(roots),
+            dropped_roots=dropped,
+            upserts=tuple(upserts),
+            removed=tuple(removed),
+            vectors=vectors,
+            skipped=tuple(skipped),
+            meta={"encoders": "+".join(e.name for e in encoders)},
+        )
+    )
+    return IndexReport(
+        roots=tuple(roots),
+        added=added,
+        updated=updated,
+        unchanged=unchanged,
+        removed=len(removed),
+        skipped=tuple(s for _, s in skipped),
+        total=store.count(),
+        seconds=time.perf_counter() - started,
+        warnings=tuple(warnings),
+    )
+
+
+def _vectors_for(
+    store: SkillStore,
+    fresh: Sequence[StoredSkill],
+    stored: Sequence[StoredSkill],
+    encoders: Sequence[Encoder],
+    texts_for: TextsFor,
+    progress: Progress | None,
+) -> dict[tuple[str, str, str], np.ndarray]:
+    """Vectors for new/changed skills, and for stored skills an encoder has not embedded yet
+    (a changed encoder therefore re-embeds everything once)."""
+    vectors: dict[tuple[str, str, str], np.ndarray] = {}
+    fresh_keys = {(s.skill.root, s.skill.key) for s in fresh}
+    for encoder in encoders:
+        have = store.vector_keys(encoder.name)
+        done = have | fresh_keys
+        todo = list(fresh) + [s for s in stored if (s.skill.root, s.skill.key) not in done]
+        if not todo:
+            continue
+        texts: list[str] = []
+        owners: list[tuple[str, str]] = []
+        for entry in todo:
+            parts = texts_for(entry.skill, entry.fingerprint)
+            texts.extend(parts)
+            owners.extend([(entry.skill.root, entry.skill.key)] * len(parts))
+        matrix = _encode_with_progress(encoder, texts, progress)
+        grouped: dict[tuple[str, str], list[np.ndarray]] = {}
+        for owner, row in zip(owners, matrix, strict=True):
+            grouped.setdefault(owner, []).append(row)
+        for (root, key), rows in grouped.items():
+            vectors[(root, key, encoder.name)] = np.stack(rows)
+    return vectors
+
+
+def embed_missing(
+    store: SkillStore,
+    stored: Sequence[StoredSkill],
+    encoders: Sequence[Encoder],
+    texts_for: TextsFor,
+    progress: Progress | None = None,
+) -> int:
+    """Embed stored skills that lack vectors for one of ``encoders``; returns how many vectors."""
+    vectors = _vectors_for(store, (), stored, encoders, texts_for, progress)
+    if vectors:
+        store.apply(IndexChanges(vectors=vectors))
+    return len(vectors)
+
+
+def _encode_with_progress(encoder: Encoder, texts: list[str], progress: Progress | None) -> np.ndarray:
+    batch = 64
+    chunks = []
+    for start in range(0, len(texts), batch):
+        chunks.append(encoder.encode_batch(texts[start : start + batch]))
+        if progress:
+            progress(f"embedding with {encoder.name}", min(start + batch, len(texts)), len(texts))
+    return np.concatenate(chunks) if chunks else np.zeros((0, encoder.dim), dtype=np.float32)

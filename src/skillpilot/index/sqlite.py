@@ -1,0 +1,208 @@
+"""The embedded default store: one SQLite file (``$SKILLPILOT_HOME/index.sqlite``).
+
+Input: ``IndexChanges`` computed by the builder. Output: ``IndexedSkill`` rows and stored
+vectors. Guarantees: every ``apply`` is one transaction, so a crash or Ctrl-C mid-index leaves
+the previous index whole (WAL mode: readers keep working while a writer commits); a
+``generation`` counter goes up with every committed change so long-lived routers know to reload.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import StoreError
+from ..model import (
+    Fingerprint,
+    Requirements,
+    RouteHints,
+    Skill,
+    SkippedFile,
+)
+from . import IndexChanges, StoredSkill
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS roots (path TEXT PRIMARY KEY, added_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS skills (
+    root TEXT NOT NULL,
+    key TEXT NOT NULL,
+    skill TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    indexed_at REAL NOT NULL,
+    PRIMARY KEY (root, key)
+);
+CREATE TABLE IF NOT EXISTS vectors (
+    root TEXT NOT NULL,
+    key TEXT NOT NULL,
+    encoder TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (root, key, encoder)
+);
+CREATE TABLE IF NOT EXISTS skipped (root TEXT NOT NULL, path TEXT NOT NULL, reason TEXT NOT NULL);
+"""
+
+
+def _skill_to_json(skill: Skill) -> str:
+    return json.dumps(asdict(skill), ensure_ascii=False)
+
+
+def _skill_from_json(text: str) -> Skill:
+    data: dict[str, Any] = json.loads(text)
+    route = data.pop("route")
+    requires = data.pop("requires")
+    return Skill(
+        **data,
+        route=RouteHints(
+            triggers=tuple(route["triggers"]),
+            priority=route["priority"],
+            prefer_when=tuple(route["prefer_when"]),
+            side_effects=route["side_effects"],
+        ),
+        requires=Requirements(**{k: tuple(v) for k, v in requires.items()}),
+    )
+
+
+def _fingerprint_from_json(text: str) -> Fingerprint:
+    data: dict[str, Any] = json.loads(text)
+    return Fingerprint(
+        intent_patterns=tuple(data["intent_patterns"]),
+        keywords=tuple(data["keywords"]),
+        side_effects=data["side_effects"],
+        side_effects_declared=data["side_effects_declared"],
+        preconditions=Requirements(**{k: tuple(v) for k, v in data["preconditions"].items()}),
+        quality_issues=tuple(data["quality_issues"]),
+    )
+
+
+class SQLiteStore:
+    """A ``SkillStore`` in one SQLite file; safe to open from several processes at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,)
+            )
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(
+                self.path, f"cannot open the index ({exc}); delete the file and run `skillpilot reindex`"
+            ) from exc
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(self.path, f"cannot write the index: {exc}") from exc
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        else:
+            self._db.execute("COMMIT")
+
+    def generation(self) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        return int(row[0])
+
+    def meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def roots(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT path FROM roots ORDER BY added_at, path")]
+
+    def hashes(self, root: str) -> dict[str, str]:
+        rows = self._db.execute("SELECT key, content_hash FROM skills WHERE root=?", (root,))
+        return {key: content_hash for key, content_hash in rows}
+
+    def vector_keys(self, encoder: str) -> set[tuple[str, str]]:
+        rows = self._db.execute("SELECT root, key FROM vectors WHERE encoder=?", (encoder,))
+        return {(root, key) for root, key in rows}
+
+    def apply(self, changes: IndexChanges) -> None:
+        """Write one index run's changes atomically (all or nothing)."""
+        now = time.time()
+        with self._transaction() as db:
+            for root in changes.dropped_roots:
+                for table in ("skills", "vectors", "skipped", "roots"):
+                    column = "path" if table == "roots" else "root"
+                    db.execute(f"DELETE FROM {table} WHERE {column}=?", (root,))
+            for root in changes.roots:
+                db.execute("INSERT OR IGNORE INTO roots VALUES (?, ?)", (root, now))
+                db.execute("DELETE FROM skipped WHERE root=?", (root,))
+            for root, key in changes.removed:
+                db.execute("DELETE FROM skills WHERE root=? AND key=?", (root, key))
+                db.execute("DELETE FROM vectors WHERE root=? AND key=?", (root, key))
+            for stored in changes.upserts:
+                skill = stored.skill
+                db.execute(
+                    "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        skill.root,
+                        skill.key,
+                        _skill_to_json(skill),
+                        json.dumps(asdict(stored.fingerprint), ensure_ascii=False),
+                        skill.content_hash,
+                        stored.indexed_at,
+                    ),
+                )
+            for (root, key, encoder), vector in changes.vectors.items():
+                array = np.ascontiguousarray(vector, dtype=np.float32)
+                db.execute(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)",
+                    (root, key, encoder, array.shape[-1], array.tobytes()),
+                )
+            for root, skipped in changes.skipped:
+                db.execute("INSERT INTO skipped VALUES (?, ?, ?)", (root, skipped.path, skipped.reason))
+            for key, value in changes.meta.items():
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('last_updated', ?)", (repr(now),))
+            db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+
+    def load(self) -> list[StoredSkill]:
+        rows = self._db.execute(
+            "SELECT skill, fingerprint, indexed_at FROM skills ORDER BY root, key"
+        ).fetchall()
+        return [
+            StoredSkill(_skill_from_json(skill), _fingerprint_from_json(fp), indexed_at)
+            for skill, fp, indexed_at in rows
+        ]
+
+    def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]:
+        """Stored vectors of one encoder; each value has shape (parts, dim)."""
+        rows = self._db.execute("SELECT root, key, dim, data FROM vectors WHERE encoder=?", (encoder,))
+        return {
+            (root, key): np.frombuffer(data, dtype=np.float32).reshape(-1, dim)
+            for root, key, dim, data in rows
+        }
+
+    def skipped(self) -> list[SkippedFile]:
+        rows = self._db.execute("SELECT path, reason FROM skipped ORDER BY path")
+        return [SkippedFile(path, reason) for path, reason in rows]
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM skills").fetchone()[0])
+

@@ -1,0 +1,87 @@
+"""Dense retrieval: cosine similarity between the query vector and each skill's stored vectors.
+
+A skill is embedded as a few parts (``embedding_texts``): its name + description, its intent
+patterns and triggers, and the opening of its body. A skill's score is the best part's cosine
+(max-sim), with the description part favoured so a long body cannot outvote what the author
+said the skill is for. Input: vectors of shape (parts, dim) per skill in catalog order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..encoders import Encoder
+from ..model import Fingerprint, Hit, Skill
+from ..text import cap_query
+
+BODY_CHARS = 1200
+BODY_PART_CHARS = 400
+# Non-description parts count slightly less: they are noisier (headings, examples, setup steps).
+SECONDARY_PART_WEIGHT = 0.95
+
+_MARKDOWN_NOISE = re.compile(r"```.*?```|`|#+ |\*\*|__|\[(.*?)\]\(.*?\)", re.DOTALL)
+
+
+def _readable_name(name: str) -> str:
+    return re.sub(r"[-_]+", " ", name)
+
+
+def embedding_texts(skill: Skill, fp: Fingerprint) -> list[str]:
+    """The texts embedded for one skill; the first is always name + description."""
+    parts = [f"{_readable_name(skill.name)}: {skill.description}"]
+    signals = list(fp.intent_patterns) + list(skill.route.triggers)
+    if signals:
+        parts.append(f"{_readable_name(skill.name)}: " + "; ".join(signals))
+    body = _MARKDOWN_NOISE.sub(lambda m: m.group(1) or " ", skill.body)
+    body = " ".join(body.split())[:BODY_CHARS]
+    for start in range(0, len(body), BODY_PART_CHARS):
+        chunk = body[start : start + BODY_PART_CHARS].strip()
+        if len(chunk) > 40:
+            parts.append(chunk)
+    return parts
+
+
+class DenseRetriever:
+    """Max-sim cosine search over every stored part vector of every skill, for one encoder."""
+
+    def __init__(self, encoder: Encoder, vectors: Sequence[np.ndarray]) -> None:
+        self.encoder = encoder
+        self.name = f"dense:{encoder.name}"
+        counts = np.array([len(v) for v in vectors], dtype=np.int64)
+        self._starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else counts
+        self._matrix = (
+            np.concatenate(list(vectors)).astype(np.float32)
+            if len(vectors)
+            else np.zeros((0, encoder.dim), dtype=np.float32)
+        )
+        weights = np.full(len(self._matrix), SECONDARY_PART_WEIGHT, dtype=np.float32)
+        weights[self._starts] = 1.0
+        self._weights = weights
+        self._empty = counts == 0
+
+    def encode(self, query: str) -> np.ndarray:
+        return self.encoder.encode_batch([cap_query(query)])[0]
+
+    def scores_for(self, query_vector: np.ndarray) -> np.ndarray:
+        """One score per skill: the best weighted part cosine."""
+        if not len(self._matrix):
+            return np.zeros(len(self._starts), dtype=np.float32)
+        part_scores = (self._matrix @ query_vector) * self._weights
+        scores = np.maximum.reduceat(part_scores, self._starts)
+        scores[self._empty] = -1.0
+        return scores
+
+    def search_vector(self, query_vector: np.ndarray, k: int) -> list[Hit]:
+        scores = self.scores_for(query_vector)
+        k = min(k, len(scores))
+        if k == 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [Hit(int(i), float(scores[i])) for i in top]
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return self.search_vector(self.encode(query), k)

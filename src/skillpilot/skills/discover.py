@@ -1,0 +1,242 @@
+"""Find and read every skill under a set of roots.
+
+Input: roots, each a folder (searched recursively for files named exactly ``SKILL.md``, never
+for JSON), a ``.json`` tool catalog, or a single ``SKILL.md`` file (its folder is the root).
+Output: a :class:`LoadResult` with the skills, the files that were skipped and why, and the
+warnings about fields that were ignored.
+
+Guarantees:
+
+- one unreadable file is one ``SkippedFile`` naming it and the reason; every other skill loads;
+- a root that does not exist is one ``SkippedFile`` and the other roots go on;
+- directory symlinks are followed, each real folder at most once per root: a symlink back to a
+  folder above it is reported as a loop and never walked, so nothing hangs or repeats;
+- one real ``SKILL.md`` gives one skill, whichever paths lead to it: the copy reached without
+  symlinks wins, then the earlier root, then the shorter key;
+- skills come out in root order, then by key; two skills with the same ``name`` both stay;
+- version-control, dependency and cache folders (``.git``, ``node_modules``, ``.venv`` ...) are
+  not searched;
+- ``progress(done, total)`` is called once with ``done=0`` when the files are known, then after
+  each file is read.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import SkillParseError
+from ..model import Skill, SkippedFile
+from .catalog import parse_tool_catalog
+from .skillmd import read_skill_md
+
+log = logging.getLogger(__name__)
+
+SKILL_FILE = "SKILL.md"
+_PRUNED = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+    }
+)
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """Everything one load found: skills, files it could not read, and field warnings."""
+
+    skills: tuple[Skill, ...]
+    skipped: tuple[SkippedFile, ...]
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A file to read: ``root`` is the folder keys are relative to."""
+
+    file: Path
+    root: Path
+    root_rank: int
+    via_symlink: bool
+    is_catalog: bool = False
+
+
+def load_skills(
+    roots: Sequence[Path],
+    progress: Callable[[int, int], None] | None = None,
+) -> LoadResult:
+    """Read every skill under ``roots``; see the module docstring for what is guaranteed."""
+    skipped: list[SkippedFile] = []
+    found: list[_Found] = []
+    links: list[tuple[int, Path, deque[Path], set[tuple[int, int]]]] = []
+    for rank, given in enumerate(roots):
+        root = Path(given).expanduser()
+        if os.path.isdir(root):
+            pending: deque[Path] = deque()
+            seen: set[tuple[int, int]] = set()
+            _walk(root, root, rank, False, seen, pending, found, skipped)
+            links.append((rank, root, pending, seen))
+        elif os.path.isfile(root) and root.suffix.lower() == ".json":
+            found.append(_Found(root, root.parent, rank, False, is_catalog=True))
+        elif os.path.isfile(root) and root.name == SKILL_FILE:
+            found.append(_Found(root, root.parent, rank, False))
+        elif os.path.islink(root) and not os.path.exists(root):
+            skipped.append(
+                SkippedFile(str(root), "is a broken symlink or a symlink loop: the folder cannot be reached")
+            )
+        elif not os.path.exists(root):
+            skipped.append(SkippedFile(str(root), "folder does not exist"))
+        else:
+            skipped.append(SkippedFile(str(root), "is not a folder, a SKILL.md or a .json tool catalog"))
+    # Symlinked folders are walked only after every root's own tree, so a skill that a root
+    # holds directly keeps that root's key even when another root links to it.
+    for rank, root, pending, seen in links:
+        while pending:
+            _follow(pending.popleft(), root, rank, seen, pending, found, skipped)
+
+    files = _deduplicated(found)
+    total = len(files)
+    if progress:
+        progress(0, total)
+    skills: list[tuple[int, Skill]] = []
+    warnings: list[str] = []
+    for done, item in enumerate(files, start=1):
+        try:
+            if item.is_catalog:
+                tools, bad = parse_tool_catalog(item.file)
+                skills.extend((item.root_rank, tool) for tool in tools)
+                skipped.extend(bad)
+            else:
+                skill, notes = read_skill_md(item.file, item.root)
+                skills.append((item.root_rank, skill))
+                warnings.extend(notes)
+        except SkillParseError as exc:
+            reason = f"line {exc.line}: {exc.reason}" if exc.line is not None else exc.reason
+            skipped.append(SkippedFile(str(item.file), reason))
+        if progress:
+            progress(done, total)
+    skills.sort(key=lambda ranked: (ranked[0], ranked[1].key))
+    warnings.extend(_key_clashes([skill for _, skill in skills]))
+    log.debug("loaded %d skills, skipped %d files", len(skills), len(skipped))
+    return LoadResult(tuple(skill for _, skill in skills), tuple(skipped), tuple(warnings))
+
+
+def _walk(
+    start: Path,
+    root: Path,
+    rank: int,
+    via_symlink: bool,
+    seen: set[tuple[int, int]],
+    pending: deque[Path],
+    found: list[_Found],
+    skipped: list[SkippedFile],
+) -> None:
+    """Collect SKILL.md files under ``start`` without following symlinks (queued in ``pending``)."""
+    try:
+        info = os.stat(start)
+    except OSError:
+        return
+    seen.add((info.st_dev, info.st_ino))
+    stack = [start]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                # Sorted, so which of two links to one folder is followed does not vary.
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append(SkippedFile(str(folder), f"cannot list this folder: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            if entry.name == SKILL_FILE:
+                # Even a broken or folder-shaped SKILL.md is read, so its problem is reported.
+                found.append(_Found(Path(entry.path), root, rank, via_symlink or entry.is_symlink()))
+                continue
+            if entry.name in _PRUNED:
+                continue
+            try:
+                if entry.is_symlink():
+                    if entry.is_dir():
+                        pending.append(Path(entry.path))
+                    continue
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                info = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    skipped.append(
+                        SkippedFile(
+                            entry.path, "is a symlink loop (it points, through other links, back to itself)"
+                        )
+                    )
+                continue
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                stack.append(Path(entry.path))
+
+
+def _follow(
+    link: Path,
+    root: Path,
+    rank: int,
+    seen: set[tuple[int, int]],
+    pending: deque[Path],
+    found: list[_Found],
+    skipped: list[SkippedFile],
+) -> None:
+    """Walk the folder a symlink points to, unless it contains the link or was already walked."""
+    try:
+        info = os.stat(link)
+    except OSError:
+        return
+    target = os.path.realpath(link)
+    if Path(os.path.realpath(link.parent)).is_relative_to(target):
+        # Even when the target is above the root (never walked), following it would walk the
+        # root again from higher up: a link to "/" must not mean "search the disk".
+        message = f"is a symlink loop: it points back to {target}, a folder that contains it"
+        skipped.append(SkippedFile(str(link), message))
+    elif (info.st_dev, info.st_ino) in seen:
+        log.debug("%s leads to %s, which was already searched", link, target)
+    else:
+        _walk(link, root, rank, True, seen, pending, found, skipped)
+
+
+def _deduplicated(found: list[_Found]) -> list[_Found]:
+    """One entry per real file, preferring a symlink-free path, then the earlier root."""
+    best: dict[str, _Found] = {}
+    for item in found:
+        real = os.path.realpath(item.file)
+        current = best.get(real)
+        if current is None or _preference(item) < _preference(current):
+            best[real] = item
+    return sorted(best.values(), key=_preference)
+
+
+def _preference(item: _Found) -> tuple[bool, int, int, str]:
+    relative = os.path.relpath(item.file, item.root)
+    return (item.via_symlink, item.root_rank, relative.count(os.sep), relative)
+
+
+def _key_clashes(skills: list[Skill]) -> list[str]:
+    by_key: dict[str, list[Skill]] = {}
+    for skill in skills:
+        by_key.setdefault(skill.key, []).append(skill)
+    return [
+        f"key {key!r} is used by {len(group)} skills ({', '.join(s.path for s in group)}); all are kept"
+        for key, group in by_key.items()
+        if len(group) > 1
+    ]

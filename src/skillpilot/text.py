@@ -1,0 +1,78 @@
+"""Text normalisation shared by the keyword path and the fingerprint.
+
+Input: any string. Output: a list of index terms. Guarantees:
+- lower-cased, NFKC-normalised (full-width letters become ASCII);
+- Latin words are split on non-word characters (``pull-request`` -> ``pull``, ``request``),
+  English stop words dropped, the rest Snowball-stemmed (``opening`` -> ``open``);
+- CJK runs (Chinese, Japanese kana/kanji, Korean) become overlapping character bigrams plus
+  unigrams, the Lucene CJKAnalyzer approach: it needs no dictionary, costs microseconds and
+  matches Chinese words without segmenting them;
+- queries are capped at ``MAX_QUERY_CHARS`` before anything else (OntoSkills' 512-char cap).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import Stemmer
+
+MAX_QUERY_CHARS = 512
+
+_stemmer = Stemmer.Stemmer("english")
+
+_CJK = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
+    "\uac00-\ud7af"  # hangul
+)
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves also may might must shall us let
+    please want need like get got use using used via etc e g i e s t d ll m o re ve y""".split()
+)
+
+
+def cap_query(text: str) -> str:
+    """The part of a query SkillPilot looks at (the first ``MAX_QUERY_CHARS`` characters)."""
+    return text[:MAX_QUERY_CHARS]
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def _cjk_terms(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased surface words (no stemming, stop words kept); CJK runs stay whole."""
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+def tokenize(text: str) -> list[str]:
+    """Index terms of ``text``: stemmed Latin words without stop words, CJK bigrams + unigrams."""
+    terms: list[str] = []
+    for word in words(text):
+        if _CJK_RUN.fullmatch(word):
+            terms.extend(_cjk_terms(word))
+        elif word not in STOP_WORDS and (len(word) > 1 or word.isdigit()):
+            terms.append(stem(word))
+    return terms
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK_RUN.search(text) is not None

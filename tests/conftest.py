@@ -1,0 +1,32 @@
+"""Shared fixtures: every test gets its own SKILLPILOT_HOME and a clean SKILLPILOT_* env."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+BENCH = REPO.parent / "shared" / "bench"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith("SKILLPILOT_"):
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    monkeypatch.setenv("SKILLPILOT_HOME", str(home))
+    return home
+
+
+def write_skill(root: Path, folder: str, frontmatter: str, body: str = "") -> Path:
+    """Write ``root/folder/SKILL.md`` with the given frontmatter (without the --- lines)."""
+    path = root / folder / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "---\n" + textwrap.dedent(frontmatter).strip() + "\n---\n" + textwrap.dedent(body)
+    path.write_text(text, encoding="utf-8")
+    return path
