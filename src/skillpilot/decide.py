@@ -1,10 +1,12 @@
-"""Decide: raw ranking signals in, a calibrated confidence and a decision out.
+"""Decide: the fused ranking in, a calibrated confidence and a decision out.
 
-The confidence is a logistic model (Platt scaling) over signals of the top candidate: its fused
-score, its margin over the runner-up, how many retrievers agree it is best, its dense cosine and
-cosine margin, its BM25 score and its fast-path score. The weights are fitted on the development
-queries by ``benchmarks/calibrate.py`` and shipped in ``calibration.json``, so the number means
-"how often a route this confident was right" there. Thresholds then turn it into
+The confidence is a logistic model (Platt scaling) over signals of a candidate: its fused score,
+its margin over the best other candidate, its raw dense cosine and BM25 score (absolute evidence:
+z-scores alone cannot tell "best of a bad lot" from "clearly this one"), how many retrievers rank
+it first, and its fast-path score. The weights, and the fusion weights ``fuse`` uses, are fitted
+on the development queries by ``benchmarks/calibrate.py`` (cross-validated; the report is in
+``benchmarks/results/calibration.json``) and shipped in ``calibration.json``, so 0.9 means "routes
+this confident were right about nine times in ten" there. Thresholds then turn the confidence into
 ``hard`` / ``soft`` / ``passthrough``.
 """
 
@@ -12,28 +14,40 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from .fuse import Candidate
 from .model import Decision
 
-FEATURES = (
-    "fused",
-    "margin",
-    "agreement",
-    "dense",
-    "dense_margin",
-    "bm25",
-    "fast",
-)
+CONFIDENCE_FEATURES = ("score", "margin", "dense", "bm25", "agreement", "fast")
+BM25_HALF_SCORE = 5.0
+
+
+def confidence_signals(candidates: Sequence[Candidate], position: int) -> dict[str, float]:
+    """The calibration features of ``candidates[position]`` against the best other candidate."""
+    me = candidates[position]
+    rival = max((c.score for i, c in enumerate(candidates) if i != position), default=me.score - 1.0)
+    dense = [v for name, v in me.raw.items() if name.startswith("dense:")]
+    bm25 = max(me.raw.get("bm25", 0.0), 0.0)
+    voters = [name for name in me.raw if name != "fast"]
+    return {
+        "score": me.score,
+        "margin": me.score - rival,
+        "dense": max(dense, default=0.0),
+        "bm25": bm25 / (bm25 + BM25_HALF_SCORE),
+        "agreement": sum(1 for n in voters if me.ranks.get(n) == 1) / max(1, len(voters)),
+        "fast": me.raw.get("fast", 0.0) / 10.0,
+    }
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """A fitted logistic mapping from ``FEATURES`` to P(top candidate is right)."""
+    """Fitted fusion weights plus a logistic map from ``CONFIDENCE_FEATURES`` to P(right)."""
 
+    fusion_weights: Mapping[str, float]
     bias: float
     weights: Mapping[str, float]
     fitted_on: str = ""
@@ -42,12 +56,29 @@ class Calibration:
         z = self.bias + sum(w * signals.get(name, 0.0) for name, w in self.weights.items())
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "fitted_on": self.fitted_on,
+            "fusion_weights": dict(self.fusion_weights),
+            "bias": self.bias,
+            "weights": dict(self.weights),
+        }
+
+
+def calibration_from_dict(data: Mapping[str, object]) -> Calibration:
+    return Calibration(
+        fusion_weights=dict(data["fusion_weights"]),  # type: ignore[call-overload]
+        bias=float(data["bias"]),  # type: ignore[arg-type]
+        weights=dict(data["weights"]),  # type: ignore[call-overload]
+        fitted_on=str(data.get("fitted_on", "")),
+    )
+
 
 @cache
 def shipped_calibration() -> Calibration:
     """The calibration fitted on the development set and shipped with the package."""
-    data = json.loads(resources.files("skillpilot").joinpath("calibration.json").read_text("utf-8"))
-    return Calibration(bias=data["bias"], weights=data["weights"], fitted_on=data.get("fitted_on", ""))
+    text = resources.files("skillpilot").joinpath("calibration.json").read_text("utf-8")
+    return calibration_from_dict(json.loads(text))
 
 
 def decide(confidence: float, hard_threshold: float, soft_threshold: float) -> Decision:

@@ -1,53 +1,119 @@
-"""Fusion: several ranked lists in, one ranked candidate list out.
+"""Fusion: one score vector per retriever in (every skill scored), one ranking out.
 
-Reciprocal Rank Fusion (Cormack, Clarke & Büttcher, SIGIR 2009): a candidate's score is
-``sum over lists of weight / (k + rank)`` with rank starting at 1 and k = 60. RRF needs no score
-normalisation, which is why it is safe to fuse BM25 (unbounded) with cosines (-1..1).
-Multipliers (trust tier, preconditions, learned feedback weights) are applied after fusion and
+Two fusions, each for what it is good at:
+
+- Reciprocal Rank Fusion (Cormack, Clarke & Büttcher, SIGIR 2009) picks the candidate pool:
+  ``rrf(d) = sum over retrievers of 1 / (k + rank_r(d))`` with k = 60, over the ranks of the whole
+  catalog (a skill missing from one retriever's top-k is not punished for it). It needs no score
+  normalisation, so it is the robust way to say *which* skills are in the race.
+- Inside the pool, the order comes from a learned linear combination of each retriever's
+  per-query z-scores (``(score - mean) / std`` over the catalog), with weights fitted on the
+  development queries (``benchmarks/calibrate.py``). Unlike ranks, z-scores keep *how far*
+  ahead a skill is, which is what separates a clear winner from a coin toss.
+
+Multipliers (trust tier, precondition penalty, learned feedback weight) treat ``exp(score)`` as
+the skill's relevance, so multiplying relevance by m adds ``ln m`` to the score; they are applied
 before calibration, so the calibrated confidence sees the final ranking.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .model import Hit
+import numpy as np
 
 RRF_K = 60
+POOL_SIZE = 20
+FAST_SCALE = 10.0
+
+
+def zscore(scores: np.ndarray) -> np.ndarray:
+    """Per-query standardisation; a retriever with no opinion (all equal) contributes zeros."""
+    std = float(scores.std())
+    if std < 1e-9:
+        return np.zeros_like(scores, dtype=np.float64)
+    return (scores - scores.mean()) / std
+
+
+def rrf_scores(lists: Mapping[str, np.ndarray], k: int = RRF_K) -> np.ndarray:
+    """Reciprocal Rank Fusion over full-catalog rankings; zero keyword scores do not count."""
+    size = len(next(iter(lists.values())))
+    fused = np.zeros(size, dtype=np.float64)
+    for name, scores in lists.items():
+        order = np.lexsort((np.arange(size), -scores))
+        ranks = np.empty(size, dtype=np.float64)
+        ranks[order] = np.arange(1, size + 1)
+        contribution = 1.0 / (k + ranks)
+        if not name.startswith("dense:"):
+            contribution[scores <= 0] = 0.0
+        fused += contribution
+    return fused
+
+
+def weight_for(weights: Mapping[str, float], name: str) -> float:
+    """A retriever's fusion weight; dense retrievers without a fitted weight share ``dense:*``."""
+    if name in weights:
+        return weights[name]
+    kind = name.split(":", 1)[0]
+    return weights.get(f"{kind}:*", 0.0) if ":" in name else 0.0
+
+
+def normalised(name: str, scores: np.ndarray) -> np.ndarray:
+    """Retriever scores on a common scale: z-scores, except the fast path's fixed 0-10 scale
+    (mostly zeros, so its z-score would grow with the catalog size)."""
+    return scores / FAST_SCALE if name == "fast" else zscore(scores)
+
+
+def linear_scores(lists: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
+    """The learned fusion: sum of ``weight * normalised score`` over retrievers."""
+    size = len(next(iter(lists.values())))
+    fused = np.zeros(size, dtype=np.float64)
+    for name, scores in lists.items():
+        fused += weight_for(weights, name) * normalised(name, scores)
+    return fused
 
 
 @dataclass
 class Candidate:
-    """One skill's standing after fusion: score, and its rank and raw score in each list."""
+    """One skill in the race: its fused score and, per retriever, its rank and raw score."""
 
     index: int
-    score: float = 0.0
+    score: float
+    rrf: float
     ranks: dict[str, int] = field(default_factory=dict)
     raw: dict[str, float] = field(default_factory=dict)
     multiplier: float = 1.0
-    notes: list[str] = field(default_factory=list)
 
 
-def rrf(
-    rankings: Mapping[str, Sequence[Hit]],
-    weights: Mapping[str, float] | None = None,
-    k: int = RRF_K,
+def fuse(
+    lists: Mapping[str, np.ndarray],
+    weights: Mapping[str, float],
+    multipliers: np.ndarray,
+    pool: int = POOL_SIZE,
 ) -> list[Candidate]:
-    """Fuse ranked hit lists by Reciprocal Rank Fusion; best first, ties broken by catalog order."""
-    fused: dict[int, Candidate] = {}
-    for name, hits in rankings.items():
-        weight = 1.0 if weights is None else weights.get(name, 1.0)
-        for rank, hit in enumerate(hits, start=1):
-            candidate = fused.setdefault(hit.index, Candidate(hit.index))
-            candidate.score += weight / (k + rank)
-            candidate.ranks[name] = rank
-            candidate.raw[name] = hit.score
-    return sorted(fused.values(), key=lambda c: (-c.score, c.index))
-
-
-def apply_multipliers(candidates: list[Candidate]) -> list[Candidate]:
-    """Re-sort after each candidate's ``multiplier`` has been folded into its score."""
-    for candidate in candidates:
-        candidate.score *= candidate.multiplier
+    """Candidates best first: RRF picks the pool, the weighted z-score (+ ln multiplier) orders it."""
+    if not lists:
+        return []
+    rrf = rrf_scores(lists)
+    nonzero = np.flatnonzero(rrf > 0)
+    if not len(nonzero):
+        return []
+    pool_ids = nonzero[np.lexsort((nonzero, -rrf[nonzero]))][:pool]
+    fused = linear_scores(lists, weights) + np.log(multipliers)
+    rank_of = {
+        name: {int(i): r for r, i in enumerate(np.lexsort((np.arange(len(s)), -s))[: pool * 2], 1)}
+        for name, s in lists.items()
+    }
+    candidates = [
+        Candidate(
+            index=int(i),
+            score=float(fused[i]),
+            rrf=float(rrf[i]),
+            ranks={n: rank_of[n][int(i)] for n in lists if int(i) in rank_of[n]},
+            raw={n: float(s[i]) for n, s in lists.items()},
+            multiplier=float(multipliers[i]),
+        )
+        for i in pool_ids
+    ]
     return sorted(candidates, key=lambda c: (-c.score, c.index))

@@ -24,17 +24,16 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .config import Settings, load_settings
-from .decide import Calibration, decide, shipped_calibration
+from .decide import Calibration, confidence_signals, decide, shipped_calibration
 from .encoders import Encoder, get_encoder
 from .errors import SkillNotFoundError
 from .fingerprint import unmet_preconditions
-from .fuse import RRF_K, Candidate, apply_multipliers, rrf
+from .fuse import Candidate, fuse, weight_for
 from .index import SkillStore, assign_ids
 from .index.builder import Progress, build_index, embed_missing
 from .index.sqlite import SQLiteStore
 from .model import (
     Alternative,
-    Hit,
     IndexedSkill,
     IndexReport,
     Method,
@@ -51,7 +50,6 @@ from .text import cap_query
 
 log = logging.getLogger(__name__)
 
-CANDIDATES_PER_RETRIEVER = 20
 ALTERNATIVES = 4
 # The spec's fast-path rule on FastMatcher's 0-10 scale: a trigger phrase hit routes at once.
 FAST_ROUTE_SCORE = 8.0
@@ -187,62 +185,50 @@ class SkillPilot:
         return TRUST_MULTIPLIERS.get(tier, 1.0)
 
     # -- routing ----------------------------------------------------------------------------
-    def _rank(
-        self, query: str, catalog: _Catalog
-    ) -> tuple[list[Candidate], Method, list[FastHit], dict[str, list[Hit]]]:
+    def score_lists(self, query: str) -> tuple[dict[str, np.ndarray], list[FastHit], Method]:
+        """Every retriever's score for every skill (catalog order), the fast-path hits, and
+        which path answered. Public for calibration and benchmarks."""
+        catalog = self._catalog()
+        size = len(catalog.skills)
         fast_hits = [
             h for h in (catalog.fast.match(query) if catalog.fast else []) if h.score >= FAST_EVIDENCE_SCORE
         ]
-        rankings: dict[str, list[Hit]] = {}
+        lists: dict[str, np.ndarray] = {}
         if fast_hits:
-            rankings["fast"] = [Hit(h.index, h.score) for h in fast_hits]
+            fast = np.zeros(size)
+            for hit in fast_hits:
+                fast[hit.index] = max(fast[hit.index], hit.score)
+            lists["fast"] = fast
         if catalog.bm25:
-            rankings["bm25"] = catalog.bm25.search(query, CANDIDATES_PER_RETRIEVER)
+            lists["bm25"] = catalog.bm25.scores(query)
+        routes_at_once = [h for h in fast_hits if h.score >= FAST_ROUTE_SCORE]
         method: Method
-        if fast_hits and fast_hits[0].score >= FAST_ROUTE_SCORE:
+        if len({h.index for h in routes_at_once}) == 1:
             method = "fast"
         else:
             for retriever in catalog.dense:
-                rankings[retriever.name] = retriever.search(query, CANDIDATES_PER_RETRIEVER)
-            keyword_found = bool(rankings.get("bm25") or fast_hits)
-            if catalog.dense:
-                method = "hybrid" if keyword_found else "semantic"
-            else:
-                method = "fast"
-        candidates = rrf(rankings)
-        for candidate in candidates:
-            candidate.multiplier = float(catalog.multipliers[candidate.index])
-        candidates = apply_multipliers(candidates)
+                lists[retriever.name] = retriever.scores(query)
+            keyword_found = bool(fast_hits) or bool(catalog.bm25 and lists["bm25"].any())
+            method = ("hybrid" if keyword_found else "semantic") if catalog.dense else "fast"
+        return lists, fast_hits, method
+
+    def _rank(
+        self, query: str
+    ) -> tuple[_Catalog, list[Candidate], Method, list[FastHit], dict[str, np.ndarray]]:
+        catalog = self._catalog()
+        if not catalog.skills:
+            return catalog, [], "no-match", [], {}
+        lists, fast_hits, method = self.score_lists(query)
+        candidates = fuse(lists, self.calibration.fusion_weights, catalog.multipliers)
         if not candidates:
             method = "no-match"
-        return candidates, method, fast_hits, rankings
-
-    def _signals(self, candidates: list[Candidate], position: int, n_lists: int) -> dict[str, float]:
-        """Calibration features of ``candidates[position]`` against the best of the others."""
-        best_possible = n_lists / (RRF_K + 1)
-        top = candidates[position]
-        others = [c for i, c in enumerate(candidates) if i != position]
-        rival = others[0] if others else None
-        dense_names = [n for n in top.raw if n.startswith("dense:")]
-        dense = max((top.raw[n] for n in dense_names), default=0.0)
-        rival_dense = max((rival.raw.get(n, 0.0) for n in dense_names), default=0.0) if rival else 0.0
-        bm25 = top.raw.get("bm25", 0.0)
-        return {
-            "fused": top.score / best_possible,
-            "margin": (top.score - (rival.score if rival else 0.0)) / best_possible,
-            "agreement": sum(1 for r in top.ranks.values() if r == 1) / max(1, n_lists),
-            "dense": dense,
-            "dense_margin": dense - rival_dense,
-            "bm25": bm25 / (bm25 + 5.0),
-            "fast": top.raw.get("fast", 0.0) / 10.0,
-        }
+        return catalog, candidates, method, fast_hits, lists
 
     def route(self, query: str, trace: bool = False) -> RouteResult:
         """Pick the skill for ``query``; always one ``RouteResult`` (pass-through is a result)."""
         started = time.perf_counter()
         query = cap_query(query)
-        catalog = self._catalog()
-        candidates, method, fast_hits, rankings = self._rank(query, catalog)
+        catalog, candidates, method, fast_hits, lists = self._rank(query)
         if not candidates:
             return RouteResult(
                 query=query,
@@ -254,35 +240,32 @@ class SkillPilot:
                 trace=() if trace else None,
                 latency_ms=(time.perf_counter() - started) * 1000,
             )
-        signals = self._signals(candidates, 0, len(rankings))
+        signals = confidence_signals(candidates, 0)
         confidence = self.calibration.probability(signals)
         decision = decide(confidence, self.settings.hard_threshold, self.settings.soft_threshold)
         top = candidates[0]
-        chosen = catalog.skills[top.index]
-        best_possible = len(rankings) / (RRF_K + 1)
         alternatives = tuple(
             Alternative(
                 id=catalog.skills[c.index].id,
                 path=catalog.skills[c.index].skill.path,
-                score=round(c.score / best_possible, 4),
+                score=round(self.calibration.probability(confidence_signals(candidates, n)), 4),
                 key=catalog.skills[c.index].key,
             )
-            for c in candidates[1 : 1 + ALTERNATIVES]
+            for n, c in enumerate(candidates[1 : 1 + ALTERNATIVES], start=1)
         )
-        reasons = self._reasons(top, fast_hits, catalog, candidates)
         stages = (
-            self._trace(catalog, rankings, candidates, fast_hits, signals, confidence, decision)
+            self._trace(catalog, lists, candidates, fast_hits, signals, confidence, decision)
             if trace
             else None
         )
         return RouteResult(
             query=query,
-            skill=_ref(chosen),
+            skill=_ref(catalog.skills[top.index]),
             confidence=round(confidence, 4),
             decision=decision,
             method=method,
             alternatives=alternatives,
-            reasons=reasons,
+            reasons=self._reasons(top, fast_hits, catalog, candidates),
             unmet_preconditions=catalog.unmet[top.index],
             trace=stages,
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
@@ -295,55 +278,61 @@ class SkillPilot:
         for hit in fast_hits:
             if hit.index == top.index:
                 reasons.extend(hit.evidence)
-        for name, rank in sorted(top.ranks.items()):
-            if name == "fast":
+        for name in sorted(top.raw):
+            if name == "fast" or name not in top.ranks:
                 continue
             label = "keywords (BM25)" if name == "bm25" else f"meaning ({name.split(':', 1)[1]})"
-            reasons.append(f"{label}: rank {rank}, score {top.raw[name]:.3f}")
+            reasons.append(f"{label}: rank {top.ranks[name]}, score {top.raw[name]:.3f}")
         if top.multiplier != 1.0:
             reasons.append(f"score multiplied by {top.multiplier:.2f} (trust tier / preconditions)")
         if len(candidates) > 1:
             rival = catalog.skills[candidates[1].index]
-            reasons.append(f"beat {rival.id} by {top.score - candidates[1].score:.4f} fused score")
+            reasons.append(f"beat {rival.id} by {top.score - candidates[1].score:.2f} fused score")
         return tuple(reasons)
 
     def _trace(
         self,
         catalog: _Catalog,
-        rankings: dict[str, list[Hit]],
+        lists: dict[str, np.ndarray],
         candidates: list[Candidate],
         fast_hits: list[FastHit],
         signals: dict[str, float],
         confidence: float,
         decision: str,
     ) -> tuple[StageTrace, ...]:
-        def named(hits: Sequence[Hit]) -> tuple[tuple[str, float], ...]:
-            return tuple((catalog.skills[h.index].id, round(h.score, 4)) for h in hits[:5])
-
         stages = [
             StageTrace(
-                "fast path",
+                "fast path (0-10; >= 8 routes at once)",
                 tuple((catalog.skills[h.index].id, h.score) for h in fast_hits[:5]),
                 tuple(f"{catalog.skills[h.index].id}: {', '.join(h.evidence)}" for h in fast_hits[:5])
                 or ("no trigger or name matched",),
             )
         ]
-        for name, hits in rankings.items():
-            if name != "fast":
-                stages.append(StageTrace(name, named(hits)))
-        best_possible = len(rankings) / (RRF_K + 1)
+        for name, scores in lists.items():
+            if name == "fast":
+                continue
+            order = np.lexsort((np.arange(len(scores)), -scores))[:5]
+            stages.append(
+                StageTrace(name, tuple((catalog.skills[i].id, round(float(scores[i]), 4)) for i in order))
+            )
+        weights = self.calibration.fusion_weights
         stages.append(
             StageTrace(
-                "fusion (RRF, k=60) x multipliers",
-                tuple(
-                    (catalog.skills[c.index].id, round(c.score / best_possible, 4)) for c in candidates[:5]
-                ),
-                tuple(
+                "fusion: RRF pool, ordered by weighted z-scores + ln(multiplier)",
+                tuple((catalog.skills[c.index].id, round(c.score, 3)) for c in candidates[:5]),
+                ("weights: " + ", ".join(f"{n}={weight_for(weights, n):.2f}" for n in lists),)
+                + tuple(
                     f"{catalog.skills[c.index].id}: x{c.multiplier:.2f}"
                     for c in candidates[:5]
                     if c.multiplier != 1.0
                 ),
             )
+        )
+        runner_up = (
+            f"runner-up {catalog.skills[candidates[1].index].id} lost by "
+            f"{candidates[0].score - candidates[1].score:.2f} fused score"
+            if len(candidates) > 1
+            else "no runner-up"
         )
         stages.append(
             StageTrace(
@@ -353,6 +342,7 @@ class SkillPilot:
                     "signals: " + ", ".join(f"{k}={v:.3f}" for k, v in signals.items()),
                     f"confidence {confidence:.3f} -> {decision} (hard >= {self.settings.hard_threshold}, "
                     f"soft >= {self.settings.soft_threshold})",
+                    runner_up,
                 ),
             )
         )
@@ -360,11 +350,10 @@ class SkillPilot:
 
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
         """Ranked skills for ``query`` with OntoSkills' adaptive cut-off (min 0.4, gap 0.15)."""
-        catalog = self._catalog()
-        candidates, _, _, rankings = self._rank(cap_query(query), catalog)
+        catalog, candidates, _, _, _ = self._rank(cap_query(query))
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
-            score = self.calibration.probability(self._signals(candidates, position, len(rankings)))
+            score = self.calibration.probability(confidence_signals(candidates, position))
             skill = catalog.skills[candidate.index]
             hits.append(
                 SearchHit(

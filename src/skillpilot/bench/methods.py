@@ -113,7 +113,15 @@ class SkillPilotMethod:
 
     @property
     def config(self) -> Mapping[str, Any]:
-        return dict(self._overrides)
+        if self._pilot is None:
+            return dict(self._overrides)
+        settings = self._pilot.settings
+        return {
+            **self._overrides,
+            "hard_threshold": settings.hard_threshold,
+            "soft_threshold": settings.soft_threshold,
+            "encoders": [e.name for e in self._pilot.encoders],
+        }
 
     def build(self, catalog: Catalog, queries: Sequence[Query]) -> None:
         from ..router import SkillPilot
@@ -240,6 +248,7 @@ class SemanticRouterMethod:
             "router": f"IndexedRouter(top_k={RANK_DEPTH}, aggregation='mean')",
             "route": "one per skill, utterances=[description], description=description",
             "encoder": f"{self._spec} via a DenseEncoder subclass",
+            "encoders": [e.name for e in self._encoders],
             "calibration": (
                 f"fit(method='platt'), {SEMANTIC_ROUTER_FOLDS}-fold cross-fitted, seed {self._seed}"
             ),

@@ -119,7 +119,7 @@ def _print_tables(document: dict[str, Any]) -> None:
                 fmt_pct(acc["hit@1"]),
                 fmt_pct(acc["hit@3"]),
                 fmt_pct(acc["mrr"]),
-                fmt_pct(pt["precision"]),
+                fmt_pct(pt["precision"] if pt["out_of_scope"] else None),
                 fmt_pct(pt["recall"]),
                 fmt_pct(m["conflict_accuracy"]),
                 fmt_num(lat["p50"], 2),
@@ -129,7 +129,8 @@ def _print_tables(document: dict[str, Any]) -> None:
                 fmt_pct(m["tokens"]["saving"]),
             )
         # Off a terminal Rich assumes 80 columns and would elide most of the 12 columns.
-        _out.print(table, width=max(_out.width, 150))
+        wide = _out if _out.is_terminal else Console(highlight=False, width=150)
+        wide.print(table)
 
 
 def bench(

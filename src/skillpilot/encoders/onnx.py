@@ -25,8 +25,11 @@ Speed (measured on the 2-core dev box, one short query, median of 100):
   5-300 words (1 thread, CPU time) this took 8.2-8.8 s against 9.5-11.5 s for plain
   length-sorted chunks of 32: on CPU, big chunks buy little and their (rows, heads, width,
   width) attention tensors fall out of cache.
-- ``intra_op_num_threads=2`` gave 3.2-4.4 ms per query against 5.0-6.0 ms with 1 thread
-  for MiniLM-L6 int8 (5 interleaved rounds, other jobs running), so 2 is the default.
+- Threads, MiniLM-L6 int8, median of 100 single queries, rounds interleaved: on a quiet box
+  2 intra-op threads took 3.2 ms, 1 thread 5.0 ms. When other processes compete for the
+  cores, onnxruntime's default spin-waiting makes 2 threads the worst (9-17 ms against
+  5-9 ms for 1). So we use 2 threads *without* spinning: 3.8 ms quiet, 5.3-5.8 ms busy,
+  and no core burnt busy-waiting between the queries of a long-running server.
 """
 
 from __future__ import annotations
@@ -100,6 +103,7 @@ class OnnxEncoder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own untyped Fail/InvalidGraph errors

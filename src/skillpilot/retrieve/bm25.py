@@ -175,3 +175,7 @@ class BM25Retriever(Retriever):
 
     def search(self, query: str, k: int) -> list[Hit]:
         return self.index.top(tokenize(cap_query(query)), k)
+
+    def scores(self, query: str) -> npt.NDArray[np.float64]:
+        """The BM25 score of every skill, in catalog order."""
+        return self.index.scores(tokenize(cap_query(query)))

@@ -85,3 +85,6 @@ class DenseRetriever:
 
     def search(self, query: str, k: int) -> list[Hit]:
         return self.search_vector(self.encode(query), k)
+
+    def scores(self, query: str) -> np.ndarray:
+        return self.scores_for(self.encode(query))
