@@ -37,6 +37,7 @@ from skillpilot.bench import (
     write_json,
 )
 from skillpilot.bench.methods import BM25Method, SemanticRouterMethod
+from skillpilot.bench.runner import run_isolated
 from skillpilot.bench.suites import BenchError, load_queries, shared_suite
 from skillpilot.cli import bench_cmd
 
@@ -401,6 +402,13 @@ def test_cli_usage_errors_exit_2(tiny: tuple[Path, Path]) -> None:
     )
 
 
+def test_a_failing_isolated_method_is_reported_not_hung(tiny: tuple[Path, Path]) -> None:
+    root, queries = tiny
+    suite = make_suite("tiny", load_catalog(root), [queries])
+    with pytest.raises(BenchError, match="method 'nope' failed: BenchError: unknown method 'nope'"):
+        run_isolated("nope", MethodOptions(), suite.catalog, suite.queries)
+
+
 def test_query_keys_must_exist_in_the_catalog(tiny: tuple[Path, Path], tmp_path: Path) -> None:
     root, _ = tiny
     wrong = tmp_path / "wrong.jsonl"
@@ -468,3 +476,9 @@ def test_every_method_runs_on_the_bundled_encoder(tiny: tuple[Path, Path]) -> No
         assert len(method.predictions) == 5
         assert all(set(p.keys) <= set(SKILLS) for p in method.predictions)
         assert method.predictions[0].keys[0] == "dev/github"
+
+
+def test_bench_exports_are_sorted() -> None:
+    import skillpilot.bench
+
+    assert skillpilot.bench.__all__ == sorted(skillpilot.bench.__all__)

@@ -32,10 +32,10 @@ from .suites import (
 from .tokens import TokenCounter
 
 __all__ = [
-    "METHODS",
     "BenchError",
     "Catalog",
     "CatalogEntry",
+    "METHODS",
     "Method",
     "MethodOptions",
     "Prediction",

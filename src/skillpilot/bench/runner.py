@@ -108,19 +108,18 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _child(
-    name: str, options: MethodOptions, catalog: Catalog, queries: tuple[Query, ...], channel: Queue[Any]
-) -> None:
+def _child(inbox: Queue[Any], outbox: Queue[Any]) -> None:
     for key in [k for k in os.environ if k.startswith("SKILLPILOT_")]:
         del os.environ[key]
     # The child shares the parent's stdout, which carries --json: a library's stray print must
     # not end up in the document.
     sys.stdout = sys.stderr
     try:
-        run = run_method(make_method(name, options), catalog, queries, lambda: channel.put(("tick", None)))
-        channel.put(("done", replace(run, peak_rss_mb=peak_rss_mb())))
+        name, options, catalog, queries = inbox.get()
+        run = run_method(make_method(name, options), catalog, queries, lambda: outbox.put(("tick", None)))
+        outbox.put(("done", replace(run, peak_rss_mb=peak_rss_mb())))
     except Exception as exc:  # handed to the parent, which raises it as a BenchError
-        channel.put(("error", f"{type(exc).__name__}: {exc}"))
+        outbox.put(("error", f"{type(exc).__name__}: {exc}"))
 
 
 def run_isolated(
@@ -128,11 +127,16 @@ def run_isolated(
 ) -> MethodRun:
     """``run_method`` in a fresh spawned process; its peak RSS is that process's."""
     ctx = multiprocessing.get_context("spawn")
+    inbox: Queue[Any] = ctx.Queue()
     channel: Queue[Any] = ctx.Queue()
-    process = ctx.Process(
-        target=_child, args=(name, options, catalog, tuple(queries), channel), name=f"bench-{name}"
-    )
+    # The job goes through a queue, not the process arguments: spawn writes its arguments into a
+    # pipe whose read end the parent holds until the write ends, so a child that dies while
+    # starting (say, an import error) would block a large write, and the parent, for ever.
+    process = ctx.Process(target=_child, args=(inbox, channel), name=f"bench-{name}")
     process.start()
+    inbox.put((name, options, catalog, tuple(queries)))
+    # A child that never reads its job must not keep the parent waiting at exit either.
+    inbox.cancel_join_thread()
     try:
         while True:
             try:

@@ -1,0 +1,5 @@
+"""``python -m skillpilot`` runs the CLI."""
+
+from .cli import main
+
+main()
