@@ -41,6 +41,7 @@ SUITES = {
 FOLDS = 5
 SEED = 20261130
 L2 = 1e-2
+OUT_OF_SCOPE_WEIGHT = 4.0
 
 
 @dataclass
@@ -64,7 +65,7 @@ def collect(home: Path) -> list[Example]:
             if not line.strip():
                 continue
             query = json.loads(line)
-            lists, _, _ = pilot.score_lists(str(query["query"]))
+            lists = pilot.score_lists(str(query["query"])).lists
             expected = set(query["expected"])  # type: ignore[call-overload]
             labels = np.array([k in expected for k in keys], dtype=float)
             examples.append(Example(suite, query, keys, lists, catalog.multipliers, labels))
@@ -94,15 +95,21 @@ def fit_fusion(examples: list[Example], names: list[str]) -> dict[str, float]:
     return {n: float(w) for n, w in zip(names, weights, strict=True)}
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """Logistic regression by Newton's method (IRLS) with a small ridge."""
+def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray) -> tuple[float, np.ndarray]:
+    """Weighted logistic regression by Newton's method (IRLS) with a small ridge."""
     design = np.hstack([np.ones((len(x), 1)), x])
     beta = np.zeros(design.shape[1])
     for _ in range(50):
         p = 1 / (1 + np.exp(-design @ beta))
-        hessian = design.T @ (design * (p * (1 - p))[:, None]) + L2 * np.eye(len(beta))
-        beta -= np.linalg.solve(hessian, design.T @ (p - y) + L2 * beta)
+        hessian = design.T @ (design * (weight * p * (1 - p))[:, None]) + L2 * np.eye(len(beta))
+        beta -= np.linalg.solve(hessian, design.T @ (weight * (p - y)) + L2 * beta)
     return float(beta[0]), beta[1:]
+
+
+def sample_weights(examples: list[Example]) -> np.ndarray:
+    """Out-of-scope messages count ``OUT_OF_SCOPE_WEIGHT`` times: they are a small share of the
+    development set but the costliest mistake (a hard route on a message no skill serves)."""
+    return np.array([1.0 if e.labels.any() else OUT_OF_SCOPE_WEIGHT for e in examples])
 
 
 def top_signals(example: Example, weights: dict[str, float]) -> tuple[list[float], bool, str]:
@@ -132,10 +139,11 @@ def cross_validate(examples: list[Example], names: list[str]) -> dict[str, objec
             oof_right[i] = right
     # Platt scaling, itself cross-validated over the same folds.
     oof_p = np.zeros(len(examples))
+    weight = sample_weights(examples)
     for held in parts:
         mask = np.ones(len(examples), dtype=bool)
         mask[held] = False
-        bias, coef = fit_logistic(oof_x[mask], oof_right[mask].astype(float))
+        bias, coef = fit_logistic(oof_x[mask], oof_right[mask].astype(float), weight[mask])
         oof_p[held] = 1 / (1 + np.exp(-(bias + oof_x[held] @ coef)))
     return report(examples, oof_right, oof_p)
 
@@ -193,7 +201,7 @@ def main() -> None:
     signals = [top_signals(e, weights) for e in examples]
     x = np.array([s[0] for s in signals])
     y = np.array([s[1] for s in signals], dtype=float)
-    bias, coef = fit_logistic(x, y)
+    bias, coef = fit_logistic(x, y, sample_weights(examples))
     calibration = Calibration(
         fusion_weights={n: round(w, 4) for n, w in weights.items()},
         bias=round(bias, 4),

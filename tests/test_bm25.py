@@ -14,7 +14,7 @@ import yaml
 
 from skillpilot.model import Fingerprint, Hit, IndexedSkill, Requirements, RouteHints, Skill
 from skillpilot.retrieve import Retriever
-from skillpilot.retrieve.bm25 import BM25Index, BM25Retriever, skill_terms
+from skillpilot.retrieve.bm25 import DEFAULT_B, DEFAULT_K1, BM25Index, BM25Retriever, skill_terms
 from skillpilot.text import tokenize
 
 BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
@@ -88,7 +88,7 @@ def test_scores_equal_bm25s_lucene(query: str) -> None:
     # without (k1 + 1), and every query-token occurrence summed. rank_bm25.BM25Okapi is not
     # (Robertson IDF with an epsilon floor, (k1 + 1) numerator), so it cannot be compared exactly.
     corpus = [tokenize(text) for text in sample_descriptions()]
-    reference = bm25s.BM25(method="lucene", k1=1.2, b=0.75, dtype="float64")
+    reference = bm25s.BM25(method="lucene", k1=DEFAULT_K1, b=DEFAULT_B, dtype="float64")
     reference.index(corpus, show_progress=False)
     ours = BM25Index(corpus)
 

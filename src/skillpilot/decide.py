@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+import numpy as np
+
 from .fuse import Candidate
 from .model import Decision
 
-CONFIDENCE_FEATURES = ("score", "margin", "dense", "bm25", "agreement", "fast")
+CONFIDENCE_FEATURES = ("score", "margin", "dense_max", "dense_min", "dense_margin", "bm25", "agreement", "fast")
 BM25_HALF_SCORE = 5.0
 
 
@@ -30,13 +32,19 @@ def confidence_signals(candidates: Sequence[Candidate], position: int) -> dict[s
     """The calibration features of ``candidates[position]`` against the best other candidate."""
     me = candidates[position]
     rival = max((c.score for i, c in enumerate(candidates) if i != position), default=me.score - 1.0)
-    dense = [v for name, v in me.raw.items() if name.startswith("dense:")]
+    dense_names = [name for name in me.raw if name.startswith("dense:")]
+    others = [c for i, c in enumerate(candidates) if i != position]
+    dense_margins = [
+        me.raw[n] - max((c.raw[n] for c in others), default=me.raw[n]) for n in dense_names
+    ]
     bm25 = max(me.raw.get("bm25", 0.0), 0.0)
     voters = [name for name in me.raw if name != "fast"]
     return {
         "score": me.score,
         "margin": me.score - rival,
-        "dense": max(dense, default=0.0),
+        "dense_max": max((me.raw[n] for n in dense_names), default=0.0),
+        "dense_min": min((me.raw[n] for n in dense_names), default=0.0),
+        "dense_margin": float(np.mean(dense_margins)) if dense_margins else 0.0,
         "bm25": bm25 / (bm25 + BM25_HALF_SCORE),
         "agreement": sum(1 for n in voters if me.ranks.get(n) == 1) / max(1, len(voters)),
         "fast": me.raw.get("fast", 0.0) / 10.0,

@@ -11,7 +11,9 @@ ECIR 2020, "Which BM25 Do You Mean?"):
     score(q, d) = sum over query terms t of  IDF(t) * tf(t, d) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
     IDF(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
 
-with k1 = 1.2, b = 0.75, |d| the document's term count and avgdl the catalog mean. Lucene
+with k1 = 0.6, b = 0.75 (k1 chosen on the development queries: skill documents are short, so
+term-frequency saturation should come early), |d| the document's term count and avgdl the
+catalog mean. Lucene
 drops Robertson's constant ``(k1 + 1)`` numerator factor (it cannot change a ranking). This
 IDF is always positive, so a document scores > 0 exactly when it holds a query term.
 
@@ -46,10 +48,10 @@ from skillpilot.text import cap_query, tokenize
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_K1 = 1.2
+DEFAULT_K1 = 0.6
 DEFAULT_B = 0.75
 DEFAULT_TRIGGER_WEIGHT = 3
-DEFAULT_BODY_CHARS = 600
+DEFAULT_BODY_CHARS = 300
 
 # The same word class as the kernel's tokenizer: underscores separate words.
 _TRAILING_WORD = re.compile(r"[^\W_]+$")
