@@ -24,7 +24,9 @@ import numpy as np
 from .fuse import Candidate
 from .model import Decision
 
-CONFIDENCE_FEATURES = ("score", "margin", "dense_max", "dense_min", "dense_margin", "bm25", "agreement", "fast")
+CONFIDENCE_FEATURES = (
+    "score", "margin", "dense_max", "dense_min", "dense_margin", "bm25", "agreement", "fast",
+)
 BM25_HALF_SCORE = 5.0
 
 

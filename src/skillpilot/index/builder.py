@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -65,9 +66,9 @@ def build_index(
     unchanged = added = updated = 0
     now = time.time()
     for path, root in zip(paths, roots, strict=True):
-        def on_file(done: int, total: int) -> None:
+        def on_file(done: int, total: int, label: str = f"reading {path}") -> None:
             if progress:
-                progress(f"reading {path}", done, total)
+                progress(label, done, total)
 
         loaded = load_skills([Path(root)], progress=on_file)
         warnings.extend(loaded.warnings)
@@ -77,7 +78,8 @@ def build_index(
         for skill in loaded.skills:
             skill = replace(skill, root=root)
             if skill.key in seen:
-                warnings.append(f"{skill.path}: a second skill with key {skill.key!r} in {root}; kept the first")
+                warnings.append(f"{skill.path}: a second skill with key {skill.key!r} in {root}; "
+                                "kept the first")
                 continue
             seen.add(skill.key)
             previous = known.get(skill.key)
@@ -90,7 +92,9 @@ def build_index(
         broken = {_key_of_skipped(root, s) for _, s in skipped}
         for key in known.keys() - seen:
             if key in broken:
-                warnings.append(f"{root}/{key}: kept the previously indexed version (its SKILL.md is unreadable)")
+                warnings.append(
+                    f"{root}/{key}: kept the previously indexed version (its SKILL.md is unreadable)"
+                )
             else:
                 removed.append((root, key))
     dropped = tuple(r for r in store.roots() if replace_roots and r not in roots)
@@ -135,28 +139,32 @@ def _vectors_for(
 ) -> dict[tuple[str, str, str], np.ndarray]:
     """Vectors for new/changed skills, and for stored skills an encoder has not embedded yet
     (a changed encoder therefore re-embeds everything once)."""
-    vectors: dict[tuple[str, str, str], np.ndarray] = {}
     fresh_keys = {(s.skill.root, s.skill.key) for s in fresh}
-    for encoder in encoders:
-        have = store.vector_keys(encoder.name)
-        done = have | fresh_keys
+
+    def embed(encoder: Encoder) -> dict[tuple[str, str, str], np.ndarray]:
+        done = store.vector_keys(encoder.name) | fresh_keys
         todo = list(fresh) + [s for s in stored if (s.skill.root, s.skill.key) not in done]
-        if not todo:
-            continue
         texts: list[str] = []
         owners: list[tuple[str, str]] = []
         for entry in todo:
             parts = texts_for(entry.skill, entry.fingerprint)
             texts.extend(parts)
             owners.extend([(entry.skill.root, entry.skill.key)] * len(parts))
+        if not texts:
+            return {}
         matrix = _encode_with_progress(encoder, texts, progress)
         grouped: dict[tuple[str, str], list[np.ndarray]] = {}
         for owner, row in zip(owners, matrix, strict=True):
             grouped.setdefault(owner, []).append(row)
-        for (root, key), rows in grouped.items():
-            vectors[(root, key, encoder.name)] = np.stack(rows)
-    return vectors
+        return {(root, key, encoder.name): np.stack(rows) for (root, key), rows in grouped.items()}
 
+    # One thread per encoder: the runtimes release the GIL, and an encoder that uses one core
+    # (USE) leaves the other to the next one.
+    vectors: dict[tuple[str, str, str], np.ndarray] = {}
+    with ThreadPoolExecutor(max_workers=max(1, len(encoders))) as pool:
+        for part in pool.map(embed, encoders):
+            vectors.update(part)
+    return vectors
 
 def embed_missing(
     store: SkillStore,

@@ -17,7 +17,7 @@ from ..encoders import Encoder
 from ..model import Fingerprint, Hit, Skill
 from ..text import cap_query
 
-BODY_CHARS = 1200
+BODY_CHARS = 800
 BODY_PART_CHARS = 400
 # Non-description parts count slightly less: they are noisier (headings, examples, setup steps).
 SECONDARY_PART_WEIGHT = 0.95
