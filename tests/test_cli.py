@@ -78,7 +78,7 @@ def test_usage_and_errors(indexed: Path, tmp_path: Path) -> None:
     bad_config.write_text("router:\n  hardRouteThreshold: 2\n")
     proc = run("stats", home=indexed)
     assert proc.returncode == 1
-    assert "hard_threshold" in proc.stderr and "between 0 and 1" in proc.stderr
+    assert "router.hardRouteThreshold" in proc.stderr and "between 0 and 1" in proc.stderr
 
 
 def test_stats_json(indexed: Path) -> None:

@@ -101,7 +101,7 @@ def test_interrupt_mid_write_leaves_previous_index(
     for n in range(5):
         write_skill(root, f"extra{n}", f"name: extra{n}\ndescription: Extra skill number {n} for testing.")
     calls = {"n": 0}
-    real = sqlite_store._skill_to_json
+    real = sqlite_store.skill_to_json
 
     def interrupted(skill):  # type: ignore[no-untyped-def]
         calls["n"] += 1
@@ -109,7 +109,7 @@ def test_interrupt_mid_write_leaves_previous_index(
             raise KeyboardInterrupt
         return real(skill)
 
-    monkeypatch.setattr(sqlite_store, "_skill_to_json", interrupted)
+    monkeypatch.setattr(sqlite_store, "skill_to_json", interrupted)
     with pytest.raises(KeyboardInterrupt):
         pilot.index([root])
     monkeypatch.undo()
@@ -127,14 +127,14 @@ def test_process_killed_mid_write_leaves_previous_index(root: Path, isolated_hom
         import os
         from skillpilot import SkillPilot
         from skillpilot.index import sqlite as store
-        real = store._skill_to_json
+        real = store.skill_to_json
         calls = [0]
         def crash(skill):
             calls[0] += 1
             if calls[0] == 3:
                 os._exit(9)  # like SIGKILL: no cleanup, no rollback by Python
             return real(skill)
-        store._skill_to_json = crash
+        store.skill_to_json = crash
         SkillPilot(home={str(isolated_home)!r}, enable_semantic=False).index([{str(root)!r}])
         """
     )

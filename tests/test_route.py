@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from skillpilot import RouteResult, SkillPilot
+from skillpilot.index.builder import vector_space
+from skillpilot.retrieve.dense import EMBEDDING, EmbeddingRecipe
 
 from .conftest import EXAMPLES, write_skill
 
@@ -126,4 +128,18 @@ def test_changing_the_encoder_reembeds(tmp_path: Path, isolated_home: Path) -> N
     pilot = SkillPilot(home=isolated_home, embed_provider="minilm")
     result = pilot.route("shorten my clip")
     assert result.skill is not None and result.skill.id == "video-trim"
-    assert pilot.store.vector_keys("all-MiniLM-L6-v2-int8/1.0.0") == {(str(root), "video-trim")}
+    space = vector_space(pilot.encoders[0], EMBEDDING)
+    assert space.startswith("all-MiniLM-L6-v2-int8/1.0.0|")
+    assert pilot.store.vector_keys(space) == {(str(root), "video-trim")}
+
+
+def test_changing_the_embedding_recipe_reembeds(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "video-trim", "name: video-trim\ndescription: Cut a video to a time range.")
+    SkillPilot(home=isolated_home, embed_provider="use-multilingual").index([root])
+    monkeypatch.setattr(EmbeddingRecipe, "version", "parts-test")
+    pilot = SkillPilot(home=isolated_home, embed_provider="use-multilingual")
+    assert pilot.route("shorten my clip").skill.id == "video-trim"  # type: ignore[union-attr]
+    assert pilot.store.vector_keys("use-multilingual-v3/0.2.1|parts-test") == {(str(root), "video-trim")}

@@ -1,8 +1,14 @@
 """Settings: resolved once, frozen, from (highest first) explicit overrides > ``SKILLPILOT_*`` env >
 ``$SKILLPILOT_HOME/config.yaml`` > defaults. Nothing is read at import time.
 
-The YAML file uses the spec's section-10 layout (``router.hardRouteThreshold`` ...); env
-variables use the flat field names (``SKILLPILOT_HARD_THRESHOLD=0.85``).
+The YAML file uses the spec's section-10 layout (``router.hardRouteThreshold`` ...; every key is
+in ``OPTIONS``); env variables use the flat field names (``SKILLPILOT_HARD_THRESHOLD=0.85``;
+lists are ``os.pathsep``-separated, mappings ``a=b,c=d``).
+
+Guarantees: an unknown key, a value of the wrong type or outside its allowed values raises
+``ConfigError`` naming the key as the user wrote it (``router.hardRouteThreshold`` in the file,
+``SKILLPILOT_HARD_THRESHOLD`` in the environment) and what is allowed. ``resolve_settings`` also
+says where each value came from (``skillpilot config show``).
 """
 
 from __future__ import annotations
@@ -16,36 +22,133 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
+from .model import TRUST_TIERS
 
 DEFAULT_SKILL_DIRS = ("~/.claude/skills", "~/.openclaw/skills")
 ENCODERS = ("minilm", "use-multilingual", "openai")
+DEFAULT_EMBED = "minilm+use-multilingual"
+# The spec's name for "the offline models" (section 10); it means our local default set.
+EMBED_ALIASES = {"local-onnx": DEFAULT_EMBED}
+OUTPUT_FORMATS = ("human", "json")
+DEFAULT_SOURCE = "default"
 
+
+@dataclass(frozen=True)
+class Option:
+    """One config.yaml key: its dotted name, the Settings field it sets, what it means."""
+
+    key: str
+    field: str
+    help: str
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "router.hardRouteThreshold",
+        "hard_threshold",
+        "confidence (0-1) at or above which a skill is invoked directly",
+    ),
+    Option(
+        "router.softInjectThreshold",
+        "soft_threshold",
+        "confidence (0-hardRouteThreshold) at or above which a skill is offered to the LLM",
+    ),
+    Option("router.enableSemantic", "enable_semantic", "match by meaning with embedding models (true/false)"),
+    Option(
+        "router.enableKeyword",
+        "enable_keyword",
+        "match trigger phrases, names and BM25 keywords (true/false)",
+    ),
+    Option("router.debug", "debug", "include the full routing trace in every result (true/false)"),
+    Option(
+        "router.preconditions",
+        "preconditions",
+        "lower skills whose env vars / binaries are missing on this machine (true/false)",
+    ),
+    Option(
+        "embed.provider",
+        "embed_provider",
+        f"{', '.join(ENCODERS)}, local-onnx (= {DEFAULT_EMBED}), a model folder, or several joined by '+'",
+    ),
+    Option("embed.openaiModel", "openai_model", "embedding model when provider is openai"),
+    Option(
+        "embed.openaiBaseUrl", "openai_base_url", "OpenAI-compatible API base URL when provider is openai"
+    ),
+    Option("index.skillDirs", "skill_dirs", "skill folders to scan (a list)"),
+    Option(
+        "index.refreshInterval",
+        "refresh_interval",
+        "minutes between index refreshes in long-running servers (> 0)",
+    ),
+    Option(
+        "index.conflictThreshold",
+        "conflict_threshold",
+        "description similarity (0-1] from which two skills form a conflict group",
+    ),
+    Option(
+        "feedback.enabled", "feedback_enabled", "learn from confirm / correct / ignore feedback (true/false)"
+    ),
+    Option("feedback.batchSize", "feedback_batch", "how many new signals trigger a re-fit (>= 1)"),
+    Option(
+        "prefer",
+        "prefer",
+        "conflict rules, skill -> the skill to choose instead, e.g. {github: github-advanced}",
+    ),
+    Option(
+        "trustTiers",
+        "trust_tiers",
+        f"per-skill trust tier ({', '.join(TRUST_TIERS)}), e.g. {{pdf: official}}",
+    ),
+    Option(
+        "omni.timeoutMs",
+        "omni_timeout_ms",
+        "omni-retrieval: milliseconds for a whole `context` call, the retry included (> 0)",
+    ),
+    Option(
+        "omni.attachmentTimeoutMs",
+        "omni_attachment_timeout_ms",
+        "omni-retrieval: milliseconds the attachment source may take before it is skipped (> 0)",
+    ),
+    Option(
+        "omni.knowledgeTimeoutMs",
+        "omni_knowledge_timeout_ms",
+        "omni-retrieval: milliseconds the knowledge-base source may take before it is skipped (> 0)",
+    ),
+    Option(
+        "omni.graphTimeoutMs",
+        "omni_graph_timeout_ms",
+        "omni-retrieval: milliseconds the graph source may take before it is skipped (> 0)",
+    ),
+    Option(
+        "omni.retry",
+        "omni_retry",
+        "omni-retrieval: how many times a failed source is tried again (timed-out ones never are; >= 0)",
+    ),
+    Option(
+        "platforms.cli.outputFormat", "output_format", f"default CLI output: {' or '.join(OUTPUT_FORMATS)}"
+    ),
+    Option(
+        "platforms.openclaw.showRoutingInfo",
+        "show_routing_info",
+        "OpenClaw: append 'via <skill>' to replies (true/false)",
+    ),
+    Option(
+        "platforms.openclaw.showConflictInfo",
+        "show_conflict_info",
+        "OpenClaw: say which conflicting skills were passed over (true/false)",
+    ),
+)
 # config.yaml key (dotted) -> Settings field
-YAML_KEYS: dict[str, str] = {
-    "router.hardRouteThreshold": "hard_threshold",
-    "router.softInjectThreshold": "soft_threshold",
-    "router.enableSemantic": "enable_semantic",
-    "router.enableKeyword": "enable_keyword",
-    "router.debug": "debug",
-    "router.preconditions": "preconditions",
-    "embed.provider": "embed_provider",
-    "embed.openaiModel": "openai_model",
-    "embed.openaiBaseUrl": "openai_base_url",
-    "index.skillDirs": "skill_dirs",
-    "index.refreshInterval": "refresh_interval",
-    "index.conflictThreshold": "conflict_threshold",
-    "feedback.enabled": "feedback_enabled",
-    "feedback.batchSize": "feedback_batch",
-    "prefer": "prefer",
-    "trustTiers": "trust_tiers",
-    "platforms.cli.outputFormat": "output_format",
-    "platforms.openclaw.showRoutingInfo": "show_routing_info",
-    "platforms.openclaw.showConflictInfo": "show_conflict_info",
-}
+YAML_KEYS: dict[str, str] = {o.key: o.field for o in OPTIONS}
+_KEY_OF: dict[str, str] = {o.field: o.key for o in OPTIONS}
 
 
 def default_home() -> Path:
     return Path(os.environ.get("SKILLPILOT_HOME") or "~/.skillpilot").expanduser()
+
+
+def env_name(name: str) -> str:
+    return f"SKILLPILOT_{name.upper()}"
 
 
 @dataclass(frozen=True)
@@ -58,16 +161,25 @@ class Settings:
     debug: bool = False
     preconditions: bool = True
     # One encoder, or several joined by "+" (each gets its own dense retriever in the fusion).
-    embed_provider: str = "minilm+use-multilingual"
+    embed_provider: str = DEFAULT_EMBED
     openai_model: str = "text-embedding-3-small"
     openai_base_url: str = "https://api.openai.com/v1"
     skill_dirs: tuple[str, ...] = DEFAULT_SKILL_DIRS
     refresh_interval: float = 5.0
-    conflict_threshold: float = 0.85
+    # Mean cosine of two skills' descriptions over the encoders; 0.5 is calibrated for the
+    # default encoders (see skillpilot.conflicts), the spec's 0.85 finds only near-copies.
+    conflict_threshold: float = 0.5
     feedback_enabled: bool = True
     feedback_batch: int = 1
     prefer: dict[str, str] = field(default_factory=dict)
     trust_tiers: dict[str, str] = field(default_factory=dict)
+    # Omni-retrieval (skillpilot.omni): the seed's 8000 ms for the whole call, retry 1; each
+    # source gets most of it, so one slow source cannot use up the others' time.
+    omni_timeout_ms: float = 8000.0
+    omni_attachment_timeout_ms: float = 5000.0
+    omni_knowledge_timeout_ms: float = 5000.0
+    omni_graph_timeout_ms: float = 5000.0
+    omni_retry: int = 1
     output_format: str = "human"
     show_routing_info: bool = False
     show_conflict_info: bool = True
@@ -75,6 +187,15 @@ class Settings:
     @property
     def index_path(self) -> Path:
         return self.home / "index.sqlite"
+
+    @property
+    def feedback_path(self) -> Path:
+        return self.home / "feedback.sqlite"
+
+    @property
+    def omni_path(self) -> Path:
+        """Where omni-retrieval keeps attachments, knowledge bases and graphs."""
+        return self.home / "omni"
 
     @property
     def encoder_specs(self) -> tuple[str, ...]:
@@ -86,61 +207,140 @@ class Settings:
 
     def with_overrides(self, **overrides: Any) -> Settings:
         clean = {k: v for k, v in overrides.items() if v is not None}
-        return _validated(replace(self, **clean), "override")
+        return _validated(replace(self, **clean), dict.fromkeys(clean, "override"))
+
+
+def _key_in(name: str, source: str) -> str:
+    """How the user spelled setting ``name`` in ``source``."""
+    if source.startswith("SKILLPILOT_"):
+        return source
+    if source.endswith((".yaml", ".yml")):
+        return _KEY_OF.get(name, name)
+    return name
+
+
+def _mapping(value: Any) -> Mapping[Any, Any]:
+    """A mapping from YAML, or from ``a=b,c=d`` in an environment variable."""
+    if isinstance(value, str):
+        pairs = [p.split("=", 1) for p in value.split(",") if p.strip()]
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError(value)
+        return {k.strip(): v.strip() for k, v in pairs}
+    if not isinstance(value, Mapping):
+        raise ValueError(value)
+    return value
+
+
+_EXPECTED = {
+    "bool": "true or false",
+    "float": "a number",
+    "int": "a whole number",
+    "tuple[str, ...]": "a list of strings",
+    "dict[str, str]": "a mapping of names to names",
+    "str": "a string",
+    "Path": "a path",
+}
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
-    kind = {f.name: f.type for f in fields(Settings)}[name]
+    kind = {f.name: str(f.type) for f in fields(Settings)}[name]
     try:
         if kind == "bool":
+            if isinstance(value, bool):
+                return value
             if isinstance(value, str):
                 low = value.strip().lower()
                 if low in ("1", "true", "yes", "on"):
                     return True
                 if low in ("0", "false", "no", "off"):
                     return False
-                raise ValueError(value)
-            if isinstance(value, bool):
-                return value
+            raise ValueError(value)
+        # YAML's true/false is not a number, though Python would take it as 1/0.
+        if isinstance(value, bool) and kind in ("float", "int"):
             raise ValueError(value)
         if kind == "float":
             return float(value)
         if kind == "int":
-            return int(value)
+            number = float(value)
+            if not number.is_integer():
+                raise ValueError(value)
+            return int(number)
         if kind == "tuple[str, ...]":
             if isinstance(value, str):
                 return tuple(p for p in value.split(os.pathsep) if p)
+            if not isinstance(value, list | tuple):
+                raise ValueError(value)
             return tuple(str(v) for v in value)
         if kind == "dict[str, str]":
-            if not isinstance(value, Mapping):
+            mapping = _mapping(value)
+            if any(not isinstance(v, str | int | float) or isinstance(v, bool) for v in mapping.values()):
                 raise ValueError(value)
-            return {str(k): str(v) for k, v in value.items()}
+            return {str(k): str(v) for k, v in mapping.items()}
         if kind == "Path":
             return Path(str(value)).expanduser()
+        if isinstance(value, Mapping | list):
+            raise ValueError(value)
         return str(value)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(name, f"{value!r} is not a valid {kind}", source) from exc
+        raise ConfigError(_key_in(name, source), f"{value!r} is not {_EXPECTED[kind]}", source) from exc
 
 
-def _validated(settings: Settings, source: str) -> Settings:
+def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
+    """Check every value against what is allowed; the error names the key where it was set."""
+    settings = replace(
+        settings, embed_provider=EMBED_ALIASES.get(settings.embed_provider, settings.embed_provider)
+    )
+    bad_tiers = sorted(k for k, v in settings.trust_tiers.items() if v not in TRUST_TIERS)
+    self_preferring = sorted(k for k, v in settings.prefer.items() if k == v or not k or not v)
     checks = [
         ("hard_threshold", 0.0 <= settings.hard_threshold <= 1.0, "must be between 0 and 1"),
-        ("soft_threshold", 0.0 <= settings.soft_threshold <= settings.hard_threshold,
-         "must be between 0 and hard_threshold"),
+        (
+            "soft_threshold",
+            0.0 <= settings.soft_threshold <= settings.hard_threshold,
+            "must be between 0 and hard_threshold (router.hardRouteThreshold)",
+        ),
         ("conflict_threshold", 0.0 < settings.conflict_threshold <= 1.0, "must be in (0, 1]"),
         ("feedback_batch", settings.feedback_batch >= 1, "must be >= 1"),
+        *(
+            (name, getattr(settings, name) > 0, "must be > 0 (milliseconds)")
+            for name in (
+                "omni_timeout_ms",
+                "omni_attachment_timeout_ms",
+                "omni_knowledge_timeout_ms",
+                "omni_graph_timeout_ms",
+            )
+        ),
+        ("omni_retry", settings.omni_retry >= 0, "must be >= 0"),
         ("refresh_interval", settings.refresh_interval > 0, "must be > 0 (minutes)"),
-        ("embed_provider", all(spec in ENCODERS or Path(spec).expanduser().is_dir()
-                                for spec in settings.encoder_specs),
-         f"must be one of {', '.join(ENCODERS)} or a folder holding model.onnx + tokenizer.json "
-         "(several joined by '+')"),
-        ("enable_keyword", settings.enable_keyword or settings.enable_semantic,
-         "cannot be off while enable_semantic is off too"),
-        ("output_format", settings.output_format in ("human", "json"), "must be human or json"),
+        (
+            "embed_provider",
+            bool(settings.encoder_specs)
+            and all(spec in ENCODERS or Path(spec).expanduser().is_dir() for spec in settings.encoder_specs),
+            f"must be one of {', '.join(ENCODERS)}, local-onnx, or a folder holding model.onnx + "
+            "tokenizer.json (several joined by '+')",
+        ),
+        (
+            "enable_keyword",
+            settings.enable_keyword or settings.enable_semantic,
+            "cannot be off while enable_semantic is off too",
+        ),
+        ("output_format", settings.output_format in OUTPUT_FORMATS, f"must be {' or '.join(OUTPUT_FORMATS)}"),
+        (
+            "trust_tiers",
+            not bad_tiers,
+            f"{', '.join(bad_tiers)}: the tier must be one of {', '.join(TRUST_TIERS)}",
+        ),
+        (
+            "prefer",
+            not self_preferring,
+            f"{', '.join(map(repr, self_preferring))}: each rule names two different skills, "
+            "e.g. {github: github-advanced}",
+        ),
     ]
-    for key, ok, why in checks:
+    for name, ok, why in checks:
         if not ok:
-            raise ConfigError(key, f"{getattr(settings, key)!r} {why}", source)
+            source = sources.get(name, DEFAULT_SOURCE)
+            raise ConfigError(_key_in(name, source), f"{getattr(settings, name)!r} {why}", source)
     return settings
 
 
@@ -157,10 +357,12 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def load_settings(home: Path | None = None, **overrides: Any) -> Settings:
-    """Resolve settings once: overrides > env > config.yaml > defaults."""
+def resolve_settings(home: Path | None = None, **overrides: Any) -> tuple[Settings, dict[str, str]]:
+    """Settings, and for each field set anywhere but the defaults, where it was set (the config
+    file's path, the env variable's name, or ``override``)."""
     base = Settings(home=home or default_home())
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     path = base.config_path
     if path.is_file():
         try:
@@ -174,11 +376,43 @@ def load_settings(home: Path | None = None, **overrides: Any) -> Settings:
                 raise ConfigError(dotted, f"unknown key; allowed: {', '.join(sorted(YAML_KEYS))}", str(path))
             name = YAML_KEYS[dotted]
             values[name] = _coerce(name, value, str(path))
+            sources[name] = str(path)
     for f in fields(Settings):
-        env = os.environ.get(f"SKILLPILOT_{f.name.upper()}")
+        env = os.environ.get(env_name(f.name))
         if env is not None and f.name != "home":
-            values[f.name] = _coerce(f.name, env, f"SKILLPILOT_{f.name.upper()}")
+            values[f.name] = _coerce(f.name, env, env_name(f.name))
+            sources[f.name] = env_name(f.name)
     for name, value in overrides.items():
         if value is not None:
-            values[name] = _coerce(name, value, "command line")
-    return _validated(replace(base, **values), str(path))
+            values[name] = _coerce(name, value, "override")
+            sources[name] = "override"
+    return _validated(replace(base, **values), sources), sources
+
+
+def load_settings(home: Path | None = None, **overrides: Any) -> Settings:
+    """Resolve settings once: overrides > env > config.yaml > defaults."""
+    return resolve_settings(home, **overrides)[0]
+
+
+def config_template() -> str:
+    """A config.yaml holding every option at its default, each with a comment saying what it does."""
+    defaults = Settings(home=Path("."))
+    lines = ["# SkillPilot configuration (skillpilot config init). Env SKILLPILOT_<FIELD> overrides a key."]
+    previous: list[str] | None = None
+    for option in OPTIONS:
+        *sections, leaf = option.key.split(".")
+        if previous is None or not sections or sections[:1] != previous[:1]:
+            lines.append("")
+        common = 0
+        while (
+            previous and common < min(len(sections), len(previous)) and sections[common] == previous[common]
+        ):
+            common += 1
+        lines.extend(f"{'  ' * depth}{sections[depth]}:" for depth in range(common, len(sections)))
+        previous = sections
+        indent = "  " * len(sections)
+        value = getattr(defaults, option.field)
+        rendered = yaml.safe_dump(list(value) if isinstance(value, tuple) else value, default_flow_style=True)
+        lines.append(f"{indent}# {option.help} [env {env_name(option.field)}]")
+        lines.append(f"{indent}{leaf}: {rendered.removesuffix(chr(10)).removesuffix('...').strip()}")
+    return "\n".join(lines) + "\n"

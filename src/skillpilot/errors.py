@@ -6,7 +6,12 @@
     ├── StoreError(path)             the index file is missing, locked or corrupt
     ├── EncoderError(encoder)        an embedding model that cannot be loaded or run
     ├── ConfigError(key)             a config value that is missing or not allowed
-    └── MissingExtraError(extra)     an optional dependency that is not installed
+    ├── MissingExtraError(extra)     an optional dependency that is not installed
+    ├── RegistryError(source)        a skill registry or package that cannot be read, trusted or
+    │                                installed (OntoSkills registries)
+    ├── DocumentError(path)          a document (attachment, knowledge-base file, triples file)
+    │                                that cannot be read
+    └── SourceUnavailableError(source)  an omni-retrieval source with nothing to search yet
 
 Messages say what went wrong *and* what to do about it; a surface prints ``str(error)``.
 """
@@ -78,3 +83,32 @@ class MissingExtraError(SkillPilotError):
             f"{feature} needs the Python package {module!r}: install it with "
             f"`pip install 'skillpilot[{extra}]'`"
         )
+
+
+class DocumentError(SkillPilotError):
+    """A document that cannot be read or parsed; ``path`` says which."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+class SourceUnavailableError(SkillPilotError):
+    """An omni-retrieval source that has nothing to search (no attachments, no knowledge base, an
+    empty graph space): a configuration gap, not a failure, so it is reported and never retried."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        self.source = source
+        self.reason = reason
+        super().__init__(f"{source}: {reason}")
+
+
+class RegistryError(SkillPilotError):
+    """A registry, package or installed package that cannot be read, trusted or changed;
+    ``source`` names the registry, URL, file or package."""
+
+    def __init__(self, source: str | Path, reason: str) -> None:
+        self.source = str(source)
+        self.reason = reason
+        super().__init__(f"{self.source}: {reason}")

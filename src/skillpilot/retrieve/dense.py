@@ -29,6 +29,19 @@ def _readable_name(name: str) -> str:
     return re.sub(r"[-_]+", " ", name)
 
 
+class EmbeddingRecipe:
+    """The texts embedded for one skill; the first is always name + description.
+
+    ``version`` is stored with the vectors: change it whenever the recipe changes, and every
+    index re-embeds on its next load instead of mixing old and new vectors.
+    """
+
+    version = "parts-v2"
+
+    def __call__(self, skill: Skill, fp: Fingerprint) -> list[str]:
+        return embedding_texts(skill, fp)
+
+
 def embedding_texts(skill: Skill, fp: Fingerprint) -> list[str]:
     """The texts embedded for one skill; the first is always name + description."""
     parts = [f"{_readable_name(skill.name)}: {skill.description}"]
@@ -88,3 +101,6 @@ class DenseRetriever:
 
     def scores(self, query: str) -> np.ndarray:
         return self.scores_for(self.encode(query))
+
+
+EMBEDDING = EmbeddingRecipe()

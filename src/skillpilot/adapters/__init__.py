@@ -1,0 +1,109 @@
+"""The contract every agent adapter shares: a ``RouteResult`` in, one ``AdapterAction`` out.
+
+The spec's ``AdapterAction`` (section 6) has three kinds:
+
+    route        a hard decision: the agent should invoke ``skill`` before anything else
+    inject       a soft decision: offer ``skill`` (and close runners-up) to the model
+    passthrough  no skill fits well enough: leave the model alone
+
+``action_for`` makes that choice from the router's decision and writes the short context an
+adapter puts in front of the model. Adapters differ only in the tool a skill is invoked with
+(Claude Code: "your Skill tool"), which they pass in as ``via``.
+
+Guarantees: a pass-through has no skill and an empty context; a context never exceeds
+``MAX_CONTEXT_CHARS`` (Claude Code's limit for a hook's ``additionalContext``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..config import Settings
+from ..model import RouteResult, SkillRef
+
+__all__ = ["MAX_CONTEXT_CHARS", "ActionType", "AdapterAction", "action_for", "footer_for"]
+
+ActionType = Literal["route", "inject", "passthrough"]
+MAX_CONTEXT_CHARS = 10_000
+# A soft context names the top skill and the runners-up the model might prefer; more than three
+# names stops being short.
+MAX_SOFT_CANDIDATES = 3
+# Long descriptions are the model's to read in the skill itself; the context only has to identify it.
+MAX_DESCRIPTION_CHARS = 400
+MAX_REASONS = 3
+
+
+@dataclass(frozen=True)
+class AdapterAction:
+    """What an adapter does with one message. ``candidates`` are skill ids, best first."""
+
+    type: ActionType
+    skill: SkillRef | None = None
+    confidence: float = 0.0
+    context: str = ""
+    candidates: tuple[str, ...] = ()
+
+
+def action_for(
+    result: RouteResult,
+    soft_threshold: float = Settings.soft_threshold,
+    via: str | None = None,
+) -> AdapterAction:
+    """The action for ``result``. Runners-up whose own score reaches ``soft_threshold`` are
+    named as candidates in a soft context; ``via`` names the tool that invokes a skill."""
+    skill = result.skill
+    if skill is None or result.decision == "passthrough":
+        return AdapterAction("passthrough")
+    name = f"`{skill.name}`"
+    with_tool = f" with {via}" if via else ""
+    description = _clip(skill.description, MAX_DESCRIPTION_CHARS)
+    why = "; ".join(result.reasons[:MAX_REASONS])
+    if result.decision == "hard":
+        lines = [
+            f"SkillPilot routed this prompt to the skill {name} (confidence {result.confidence:.2f}).",
+            f"Before anything else, invoke the skill {name}{with_tool}, then follow its instructions.",
+            f"Skill: {description}",
+            f"Path: {skill.path}",
+        ]
+        if why:
+            lines.append(f"Why: {why}")
+        return AdapterAction(
+            "route", skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,)
+        )
+    runners_up = [a for a in result.alternatives if a.score >= soft_threshold][: MAX_SOFT_CANDIDATES - 1]
+    lines = [
+        f"SkillPilot: the skill {name} may fit this prompt (confidence {result.confidence:.2f}).",
+        f"Skill: {description}",
+        f"Path: {skill.path}",
+    ]
+    lines.extend(f"Also consider `{a.id}` (score {a.score:.2f}), path {a.path}" for a in runners_up)
+    which = "one of them fits" if runners_up else "it fits"
+    lines.append(f"If {which} the request, invoke it{with_tool}; otherwise answer as usual.")
+    return AdapterAction(
+        "inject",
+        skill,
+        result.confidence,
+        _clip("\n".join(lines), MAX_CONTEXT_CHARS),
+        (skill.id, *(a.id for a in runners_up)),
+    )
+
+
+def footer_for(result: RouteResult, show_routing_info: bool, show_conflict_info: bool) -> str:
+    """The spec's optional reply footers (section 6.1) for a hard route: which skill answered
+    (``platforms.openclaw.showRoutingInfo``) and which overlapping skills it was chosen over
+    (``showConflictInfo``). Empty when neither applies."""
+    if result.skill is None or result.decision != "hard":
+        return ""
+    lines: list[str] = []
+    if show_conflict_info and result.conflict_resolved and result.conflict_alternatives:
+        lines.append(
+            f"_SkillPilot: chose `{result.skill.name}` over [{', '.join(result.conflict_alternatives)}]_"
+        )
+    if show_routing_info:
+        lines.append(f"_via {result.skill.name} · {result.latency_ms:.0f}ms_")
+    return "\n".join(lines)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,96 @@
+"""The ``mcp``, ``serve`` and ``hook`` commands: SkillPilot where agents run.
+
+    skillpilot mcp [--http PORT]                      MCP server on stdio (or streamable HTTP)
+    skillpilot serve [--host H] [--port N] [--token]  resident HTTP service, address in serve.json
+    skillpilot hook claude-code                       Claude Code UserPromptSubmit hook (stdin JSON)
+
+Each imports its server framework only when it runs, so the CLI starts fast and works
+without the extras; a missing extra is exit 1 with the pip command that installs it. The hook
+always exits 0: a hook that fails must not block the user's prompt.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from . import HomeOption, _pilot, _run, err
+
+hook_app = typer.Typer(help="Hooks that agent hosts run on their events.", no_args_is_help=True)
+
+
+def mcp(
+    http: Annotated[
+        int | None,
+        typer.Option(
+            "--http",
+            min=1,
+            max=65535,
+            metavar="PORT",
+            help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
+        ),
+    ] = None,
+    host: Annotated[
+        str, typer.Option("--host", help="With --http: the loopback address to listen on.")
+    ] = "127.0.0.1",
+    home: HomeOption = None,
+) -> None:
+    """Run the MCP server: tools route, ontoskill, find_skill; resource ontology://schema."""
+    from importlib import import_module
+
+    server = _run(lambda: import_module("skillpilot.serve.mcp"))
+    pilot = _run(lambda: _pilot(home))
+
+    def ready(url: str) -> None:
+        err.print(f"SkillPilot MCP server on {url} (streamable HTTP)", markup=False, soft_wrap=True)
+
+    _run(lambda: server.run(pilot, http_port=http, host=host, ready=ready))
+
+
+def serve(
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on; other than loopback only with a --token.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 picks a free one.")] = 8765,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="SKILLPILOT_SERVE_TOKEN",
+            help="Require `Authorization: Bearer TOKEN` on every data route.",
+        ),
+    ] = None,
+    home: HomeOption = None,
+) -> None:
+    """Run the resident HTTP service: warm models, answers in milliseconds, OpenAPI at /docs."""
+    from importlib import import_module
+
+    http = _run(lambda: import_module("skillpilot.serve.http"))
+    pilot = _run(lambda: _pilot(home))
+
+    def ready(url: str) -> None:
+        err.print(
+            f"SkillPilot service on {url} (OpenAPI at {url}/docs); address in "
+            f"{pilot.settings.home / 'serve.json'}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+    _run(lambda: http.serve(pilot, host=host, port=port, token=token, ready=ready))
+
+
+@hook_app.command("claude-code")
+def claude_code(home: HomeOption = None) -> None:
+    """UserPromptSubmit hook: reads Claude Code's JSON on stdin, prints the skill to use (or nothing)."""
+    from ..adapters.claude_code import run_hook
+
+    run_hook(sys.stdin, sys.stdout, home)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``mcp``, ``serve`` and ``hook`` to the ``skillpilot`` app."""
+    app.command("mcp")(mcp)
+    app.command("serve")(serve)
+    app.add_typer(hook_app, name="hook")

@@ -1,0 +1,314 @@
+"""A ``SkillStore`` on PostgreSQL + pgvector, so many stateless router and search replicas share
+one catalog (``skillpilot index --store postgresql://user@host/db``; extra ``[postgres]``).
+
+Input: ``IndexChanges`` from the builder, as for the SQLite store. Output: the same reads.
+Guarantees, the SQLite store's contract (``tests/test_store_contract.py`` runs both):
+
+- every ``apply`` is one transaction, serialised across writers by an advisory lock, and bumps
+  the ``generation`` counter in it, so a replica polling ``generation()`` reloads exactly when a
+  write has committed, and a crash mid-write leaves the previous index whole;
+- ``load`` / ``fetch`` / ``vectors`` return what was written, in the same order (byte order,
+  ``COLLATE "C"``, as SQLite compares text) with float32 vectors bit for bit, so a router over
+  this store decides exactly as one over SQLite.
+
+For catalogs too large to search in every replica's memory, the store also searches in SQL:
+
+- ``text_search``: a ``tsvector`` of each skill's public terms (``skillpilot.text.tokenize`` of
+  its name and description, stored as lexemes, so stemming and CJK bigrams match the router's)
+  under a GIN index, ranked by ``ts_rank``;
+- ``vector_search``: cosine distance on each skill's first vector (its ``name: description``
+  part, the public one), exact (a sequential scan) or approximate through an HNSW index
+  (Malkov & Yashunin 2018; one partial expression index per vector space, since one column
+  holds vectors of several models and dimensions).
+
+Fusing the two (RRF) is left to the caller, as with the in-memory retrievers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ..errors import MissingExtraError, StoreError
+from ..model import Skill, SkippedFile
+from ..text import tokenize
+from . import IndexChanges, StoredSkill
+from .codec import fingerprint_to_json, skill_to_json, stored_from_json
+
+try:
+    import psycopg
+    from psycopg import sql
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise MissingExtraError("postgres", "the PostgreSQL store", exc.name or "psycopg") from exc
+
+SCHEMA_VERSION = "1"
+DEFAULT_SCHEMA = "skillpilot"
+# HNSW build parameters (pgvector defaults); ef_search trades recall for speed at query time.
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+HNSW_EF_SEARCH = 100
+# Any constant will do: it only has to be the same for every writer of one database.
+_WRITE_LOCK = 0x5D11_9170
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS roots (path text PRIMARY KEY, added_at double precision NOT NULL);
+CREATE TABLE IF NOT EXISTS skills (
+    root text NOT NULL,
+    key text NOT NULL,
+    skill text NOT NULL,
+    fingerprint text NOT NULL,
+    content_hash text NOT NULL,
+    indexed_at double precision NOT NULL,
+    terms tsvector NOT NULL,
+    PRIMARY KEY (root, key)
+);
+CREATE INDEX IF NOT EXISTS skills_terms ON skills USING gin (terms);
+CREATE TABLE IF NOT EXISTS vectors (
+    root text NOT NULL,
+    key text NOT NULL,
+    encoder text NOT NULL,
+    dim integer NOT NULL,
+    data bytea NOT NULL,
+    head vector NOT NULL,
+    PRIMARY KEY (root, key, encoder)
+);
+CREATE TABLE IF NOT EXISTS skipped (root text NOT NULL, path text NOT NULL, reason text NOT NULL);
+"""
+
+
+def public_terms(skill: Skill) -> list[str]:
+    """The lexemes ``text_search`` matches: the name's and description's index terms."""
+    return sorted(set(tokenize(f"{skill.name.replace('-', ' ').replace('_', ' ')} {skill.description}")))
+
+
+def _tsquery(terms: Sequence[str]) -> str:
+    """An OR query of literal lexemes (quoted, so Postgres does not re-parse our stems)."""
+    return " | ".join("'" + t.replace("'", "''").replace("\\", "\\\\") + "'" for t in dict.fromkeys(terms))
+
+
+def _vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+class PostgresStore:
+    """A ``SkillStore`` in one PostgreSQL schema (``skillpilot`` by default)."""
+
+    def __init__(self, url: str, schema: str = DEFAULT_SCHEMA) -> None:
+        self.url = url
+        self.schema = schema
+        self.path = _redacted(url)
+        try:
+            self._db = psycopg.connect(url, autocommit=True)
+            self._db.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS vector"))
+            self._db.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+            self._db.execute(sql.SQL("SET search_path TO {}, public").format(sql.Identifier(schema)))
+            with self._db.transaction():
+                self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+                self._db.execute(_SCHEMA)
+                self._db.execute(
+                    "INSERT INTO meta VALUES ('schema', %s), ('generation', '0') ON CONFLICT DO NOTHING",
+                    (SCHEMA_VERSION,),
+                )
+        except psycopg.Error as exc:
+            raise StoreError(
+                self.path,
+                f"cannot open the PostgreSQL index ({str(exc).strip()}); check the URL, that the server is "
+                "running and that pgvector is installed (CREATE EXTENSION vector needs a superuser once)",
+            ) from exc
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with self._db.transaction():
+                self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+                yield self._db
+        except psycopg.Error as exc:
+            raise StoreError(self.path, f"cannot write the index: {str(exc).strip()}") from exc
+
+    def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._db.execute(query, params).fetchall()
+        except psycopg.Error as exc:
+            raise StoreError(self.path, f"cannot read the index: {str(exc).strip()}") from exc
+
+    # -- the SkillStore Protocol ------------------------------------------------------------
+    def generation(self) -> int:
+        return int(self._rows("SELECT value FROM meta WHERE key='generation'")[0][0])
+
+    def meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key=%s", (key,))
+        return None if not rows else str(rows[0][0])
+
+    def roots(self) -> list[str]:
+        return [r[0] for r in self._rows('SELECT path FROM roots ORDER BY added_at, path COLLATE "C"')]
+
+    def hashes(self, root: str) -> dict[str, str]:
+        rows = self._rows("SELECT key, content_hash FROM skills WHERE root=%s", (root,))
+        return {key: content_hash for key, content_hash in rows}
+
+    def vector_keys(self, encoder: str) -> set[tuple[str, str]]:
+        return {(r, k) for r, k in self._rows("SELECT root, key FROM vectors WHERE encoder=%s", (encoder,))}
+
+    def apply(self, changes: IndexChanges) -> None:
+        """Write one index run's changes atomically (all or nothing)."""
+        now = time.time()
+        spaces: dict[str, int] = {}
+        with self._transaction() as db:
+            for root in changes.dropped_roots:
+                for table, column in (("skills", "root"), ("vectors", "root"), ("skipped", "root"),
+                                      ("roots", "path")):
+                    db.execute(sql.SQL("DELETE FROM {} WHERE {} = %s").format(
+                        sql.Identifier(table), sql.Identifier(column)), (root,))
+            for root in changes.roots:
+                db.execute("INSERT INTO roots VALUES (%s, %s) ON CONFLICT DO NOTHING", (root, now))
+                db.execute("DELETE FROM skipped WHERE root=%s", (root,))
+            for root, key in changes.removed:
+                db.execute("DELETE FROM skills WHERE root=%s AND key=%s", (root, key))
+                db.execute("DELETE FROM vectors WHERE root=%s AND key=%s", (root, key))
+            with db.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO skills VALUES (%s, %s, %s, %s, %s, %s, array_to_tsvector(%s::text[])) "
+                    "ON CONFLICT (root, key) DO UPDATE SET skill=EXCLUDED.skill, "
+                    "fingerprint=EXCLUDED.fingerprint, content_hash=EXCLUDED.content_hash, "
+                    "indexed_at=EXCLUDED.indexed_at, terms=EXCLUDED.terms",
+                    [
+                        (s.skill.root, s.skill.key, skill_to_json(s.skill),
+                         fingerprint_to_json(s.fingerprint), s.skill.content_hash, s.indexed_at,
+                         public_terms(s.skill))
+                        for s in changes.upserts
+                    ],
+                )
+                rows = []
+                for (root, key, encoder), vector in changes.vectors.items():
+                    array = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1, vector.shape[-1])
+                    spaces[encoder] = array.shape[1]
+                    head = _vector_literal(array[0])
+                    rows.append((root, key, encoder, array.shape[1], array.tobytes(), head))
+                cursor.executemany(
+                    "INSERT INTO vectors VALUES (%s, %s, %s, %s, %s, %s::vector) "
+                    "ON CONFLICT (root, key, encoder) "
+                    "DO UPDATE SET dim=EXCLUDED.dim, data=EXCLUDED.data, head=EXCLUDED.head",
+                    rows,
+                )
+                cursor.executemany(
+                    "INSERT INTO skipped VALUES (%s, %s, %s)",
+                    [(root, s.path, s.reason) for root, s in changes.skipped],
+                )
+            for key, value in {**changes.meta, "last_updated": repr(now)}.items():
+                db.execute(
+                    "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value=EXCLUDED.value",
+                    (key, value),
+                )
+            db.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation'")
+            for encoder, dim in spaces.items():
+                self._ensure_hnsw(db, encoder, dim)
+
+    def load(self) -> list[StoredSkill]:
+        rows = self._rows(
+            'SELECT skill, fingerprint, indexed_at FROM skills ORDER BY root COLLATE "C", key COLLATE "C"'
+        )
+        return [stored_from_json(*row) for row in rows]
+
+    def fetch(self, keys: Sequence[tuple[str, str]]) -> list[StoredSkill]:
+        if not keys:
+            return []
+        rows = self._rows(
+            "SELECT root, key, skill, fingerprint, indexed_at FROM skills "
+            "WHERE (root, key) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            ([r for r, _ in keys], [k for _, k in keys]),
+        )
+        found = {(root, key): stored_from_json(skill, fp, at) for root, key, skill, fp, at in rows}
+        return [found[k] for k in keys if k in found]
+
+    def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]:
+        """Stored vectors of one encoder; each value has shape (parts, dim)."""
+        rows = self._rows("SELECT root, key, dim, data FROM vectors WHERE encoder=%s", (encoder,))
+        return {
+            (root, key): np.frombuffer(data, dtype=np.float32).reshape(-1, dim)
+            for root, key, dim, data in rows
+        }
+
+    def skipped(self) -> list[SkippedFile]:
+        rows = self._rows('SELECT path, reason FROM skipped ORDER BY path COLLATE "C"')
+        return [SkippedFile(path, reason) for path, reason in rows]
+
+    def count(self) -> int:
+        return int(self._rows("SELECT COUNT(*) FROM skills")[0][0])
+
+    # -- search in SQL ----------------------------------------------------------------------
+    def text_search(self, terms: Sequence[str], k: int) -> list[tuple[str, str, float]]:
+        """Up to ``k`` skills holding any of ``terms`` (index terms), best ``ts_rank`` first, as
+        (root, key, rank)."""
+        if not terms or k <= 0:
+            return []
+        rows = self._rows(
+            "SELECT root, key, ts_rank(terms, q) AS rank FROM skills, CAST(%s AS tsquery) q WHERE terms @@ q "
+            'ORDER BY rank DESC, root COLLATE "C", key COLLATE "C" LIMIT %s',
+            (_tsquery(terms), k),
+        )
+        return [(r, key, float(rank)) for r, key, rank in rows]
+
+    def vector_search(
+        self, encoder: str, vector: np.ndarray, k: int, exact: bool = False
+    ) -> list[tuple[str, str, float]]:
+        """Up to ``k`` skills whose first vector in space ``encoder`` is nearest ``vector`` by
+        cosine, as (root, key, cosine similarity). ``exact`` scans every vector; otherwise the
+        HNSW index answers (approximate: it may miss a true neighbour)."""
+        dims = self._rows("SELECT dim FROM vectors WHERE encoder=%s LIMIT 1", (encoder,))
+        if not dims or k <= 0:
+            return []
+        dim = int(dims[0][0])
+        # The literals (dimension, space) let the planner match the partial expression index.
+        query = sql.SQL(
+            "SELECT root, key, 1 - ((head::vector({dim})) <=> %s::vector({dim})) AS similarity FROM vectors "
+            'WHERE encoder = {space} ORDER BY (head::vector({dim})) <=> %s::vector({dim}), root COLLATE "C", '
+            'key COLLATE "C" LIMIT %s'
+        ).format(dim=sql.Literal(dim), space=sql.Literal(encoder))
+        literal = _vector_literal(vector)
+        try:
+            with self._db.transaction():
+                self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(HNSW_EF_SEARCH)))
+                if exact:
+                    self._db.execute("SET LOCAL enable_indexscan = off")
+                rows = self._db.execute(query, (literal, literal, k)).fetchall()
+        except psycopg.Error as exc:
+            raise StoreError(self.path, f"cannot search the index: {str(exc).strip()}") from exc
+        return [(r, key, float(s)) for r, key, s in rows]
+
+    @staticmethod
+    def _ensure_hnsw(db: psycopg.Connection[Any], encoder: str, dim: int) -> None:
+        name = "vectors_hnsw_" + hashlib.sha256(f"{encoder}|{dim}".encode()).hexdigest()[:16]
+        db.execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {name} ON vectors "
+                "USING hnsw ((head::vector({dim})) vector_cosine_ops) "
+                "WITH (m = {m}, ef_construction = {ef}) WHERE encoder = {space}"
+            ).format(
+                name=sql.Identifier(name),
+                dim=sql.Literal(dim),
+                m=sql.Literal(HNSW_M),
+                ef=sql.Literal(HNSW_EF_CONSTRUCTION),
+                space=sql.Literal(encoder),
+            )
+        )
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for messages."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error:
+        return "postgresql://..."
+    host = info.get("host", "localhost")
+    port = f":{info['port']}" if info.get("port") else ""
+    user = f"{info['user']}@" if info.get("user") else ""
+    return f"postgresql://{user}{host}{port}/{info.get('dbname', '')}"

@@ -1,0 +1,166 @@
+"""Multi-skill messages: a message that asks for several things in order becomes an ordered plan.
+
+Input: a message, a router (anything with ``route(text) -> RouteResult``; the facade calls
+:func:`plan_steps` at the end of ``SkillPilot.route``) and the confidence of the whole message's
+own route. Output: a tuple of :class:`~skillpilot.model.PlanStep` in the order the user asked,
+empty unless the message splits into at least two steps that go to different skills.
+
+How, cheapest test first:
+
+1. Markers. A message is cut where it chains requests: "then", "and then", "after that",
+   "afterwards", "also", "as well as", "plus", "additionally", a plain "and", the end of a
+   sentence followed by another one, and the Chinese 然后 / 之后 / 接着 / 随后 / 并且 / 最后 /
+   再 (not 再次 / 再见) / 同时 / 以及. A message without any marker is one step: no route is
+   run, so single-step messages cost one regular expression (microseconds). Commas are not
+   markers ("QC, normalize and cluster" is one task), nor is 和 (it joins nouns).
+2. Clauses. Pieces with fewer than two index terms (``skillpilot.text.tokenize``: "and why?",
+   "please") are glued to the next piece, the last one to the previous.
+3. Routing. Each clause is routed with the same router (nested routes do not plan again). A
+   clause asks for a skill when its confidence reaches ``STEP_CONFIDENCE``; a clause with a
+   sentence end on either side needs ``SENTENCE_STEP_CONFIDENCE``, because a sentence on its own
+   is often context ("checkout is throwing 500s. help me ..."). Clauses that ask for nothing are context and
+   join the step after them (or before them, at the end); neighbouring clauses that ask for the
+   same skill are one step, routed as its most confident clause.
+4. Acceptance. The plan stands when two or more different skills remain and splitting made the
+   router surer: the steps' mean confidence is at least the whole message's. A single-skill
+   message routes best whole (its clauses lose context), which is what keeps it in one piece:
+   on the development set (``../shared/bench/queries/real-dev.jsonl``, one skill each) 5 % or
+   fewer of the messages are split (``benchmarks/plan_eval.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Protocol
+
+from .model import PlanStep, RouteResult
+from .text import tokenize
+
+# Calibrated confidences: 0.2 is "this clause is about that skill, weakly"; the bars were chosen
+# on the development set and MetaTool's multi-tool queries (benchmarks/plan_eval.py) against
+# the 5 % false-split budget. A new sentence must be a soft route on its own (the soft threshold).
+STEP_CONFIDENCE = 0.2
+SENTENCE_STEP_CONFIDENCE = 0.45
+MIN_CLAUSE_TERMS = 2
+
+_MARKER = re.compile(
+    r"(?P<conjunction>"
+    r",?\s+(?:and\s+)?then\b,?\s*|,?\s+after\s+that\b,?\s*|,?\s+afterwards\b,?\s*"
+    r"|,?\s+(?:and\s+)?also\b,?\s*|,?\s+as\s+well\s+as\s+|,?\s+plus\s+|,?\s+and\s+"
+    r"|\s*(?:然后|之后|接着|随后|并且|最后|再(?![次见])|同时|以及)\s*)"
+    r"|(?P<sentence>(?<=[.!?;])\s+(?:additionally,?\s*)?(?=\S)|(?<=[。！？；])\s*(?=\S))",
+    re.IGNORECASE,
+)
+# Set inside ``single_steps``: the clauses of a message are routed without planning again.
+_planning: ContextVar[bool] = ContextVar("skillpilot_planning", default=False)
+
+
+class Router(Protocol):
+    """What planning needs of the facade: one route per text."""
+
+    def route(self, query: str, trace: bool = False) -> RouteResult: ...
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A piece of a message; ``sentence`` when a sentence end is at either side of it."""
+
+    text: str
+    sentence: bool
+
+
+def split(message: str) -> list[Clause]:
+    """The clauses of ``message`` (steps 1 and 2 of the module docstring); one clause when it
+    has no marker. A glued clause keeps the words between its pieces ("what's X, and why?")."""
+    # (start, end, whether a sentence end introduced it) of each piece between markers
+    pieces: list[tuple[int, int, bool]] = []
+    start, after_sentence = 0, False
+    for match in _MARKER.finditer(message):
+        pieces.append((start, match.start(), after_sentence))
+        start, after_sentence = match.end(), match.lastgroup == "sentence"
+    pieces.append((start, len(message), after_sentence))
+    spans: list[tuple[int, int, bool]] = []
+    begin: int | None = None  # start of a short piece waiting to be glued to the next
+    sentence = False
+    for number, (start, stop, after_sentence) in enumerate(pieces):
+        begin = start if begin is None else begin
+        followed = number + 1 < len(pieces) and pieces[number + 1][2]
+        sentence = sentence or after_sentence or followed
+        if len(tokenize(message[begin:stop])) >= MIN_CLAUSE_TERMS:
+            spans.append((begin, stop, sentence))
+            begin, sentence = None, False
+    if not spans:
+        return [Clause(message.strip(), False)]
+    if begin is not None:
+        last_start, _, last_sentence = spans.pop()
+        spans.append((last_start, len(message), last_sentence or sentence))
+    return [Clause(message[b:e].strip(), k) for b, e, k in spans]
+
+
+@dataclass
+class _Step:
+    texts: list[str]
+    route: RouteResult
+
+
+@contextmanager
+def single_steps() -> Iterator[None]:
+    """Routes inside this block do not plan: for routing pieces of a message (the clauses
+    here, a skill's own sentences in ``skillpilot.lint``) that are one step by design."""
+    token = _planning.set(True)
+    try:
+        yield
+    finally:
+        _planning.reset(token)
+
+
+def plan_steps(router: Router, message: str, confidence: float) -> tuple[PlanStep, ...]:
+    """The ordered plan for ``message`` whose whole route had ``confidence``; () when it is one
+    step (see the module docstring)."""
+    if _planning.get():
+        return ()
+    clauses = split(message)
+    if len(clauses) < 2:
+        return ()
+    with single_steps():
+        routes = [router.route(clause.text) for clause in clauses]
+    steps = _steps(clauses, routes)
+    distinct = {step.route.skill.id for step in steps if step.route.skill is not None}
+    if len(distinct) < 2 or sum(s.route.confidence for s in steps) / len(steps) < confidence:
+        return ()
+    return tuple(
+        PlanStep(" ".join(s.texts), s.route.skill, s.route.confidence, s.route.decision) for s in steps
+    )
+
+
+def _steps(clauses: Sequence[Clause], routes: Sequence[RouteResult]) -> list[_Step]:
+    """Clauses grouped into steps: context joins the next step, same-skill neighbours merge."""
+    steps: list[_Step] = []
+    context: list[str] = []
+    for clause, route in zip(clauses, routes, strict=True):
+        bar = SENTENCE_STEP_CONFIDENCE if clause.sentence else STEP_CONFIDENCE
+        if route.skill is None or route.confidence < bar:
+            context.append(clause.text)
+            continue
+        if steps and steps[-1].route.skill is not None and steps[-1].route.skill.id == route.skill.id:
+            previous = steps[-1]
+            previous.texts.extend([*context, clause.text])
+            if route.confidence > previous.route.confidence:
+                previous.route = route
+        else:
+            steps.append(_Step([*context, clause.text], route))
+        context = []
+    if context and steps:
+        steps[-1].texts.extend(context)
+    return steps
+
+
+def as_plan(result: RouteResult) -> tuple[PlanStep, ...]:
+    """``result.plan``, or the whole route as a plan of one step when the message is one step."""
+    if result.plan:
+        return result.plan
+    return (PlanStep(result.query, result.skill, result.confidence, result.decision),)

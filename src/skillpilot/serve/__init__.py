@@ -1,0 +1,153 @@
+"""Long-running surfaces: the MCP server (``serve.mcp``) and the resident HTTP service (``serve.http``).
+
+This package itself imports no server framework, so hooks and plugins can find a running
+service without the ``[server]`` extra:
+
+- ``serve.json`` in ``$SKILLPILOT_HOME`` says where the resident service listens
+  (:func:`write_serve_file` / :func:`read_serve_file` / :func:`remove_serve_file`);
+- :class:`SharedPilot` lets a server's worker threads share one warm ``SkillPilot``;
+- :class:`Refresher` re-scans the indexed skill folders every ``index.refreshInterval`` minutes.
+
+Guarantees: ``serve.json`` is replaced atomically and readable by its owner only (it may hold
+the bearer token); a missing, unreadable or malformed file reads as "no service".
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TypeVar
+
+from ..config import Settings
+from ..router import SkillPilot
+
+log = logging.getLogger(__name__)
+
+SERVE_FILE = "serve.json"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ServeInfo:
+    """Where a resident service listens: its base URL, its process id, its token (if any)."""
+
+    url: str
+    pid: int
+    token: str | None = None
+
+
+def package_version() -> str:
+    """SkillPilot's installed version, which servers announce (MCP ``serverInfo``, OpenAPI)."""
+    try:
+        return version("skillpilot")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only (servers refuse others without a token)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve_file(home: Path) -> Path:
+    return home / SERVE_FILE
+
+
+def write_serve_file(home: Path, info: ServeInfo) -> Path:
+    path = serve_file(home)
+    home.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{SERVE_FILE}.{os.getpid()}")
+    # Created 0600 from the start: the token must never be readable by other users, even briefly.
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(asdict(info), handle)
+    os.replace(temporary, path)
+    return path
+
+
+def read_serve_file(home: Path) -> ServeInfo | None:
+    """The advertised service, or None when there is none (or the file is not ours to read)."""
+    try:
+        data = json.loads(serve_file(home).read_text(encoding="utf-8"))
+        token = data.get("token")
+        return ServeInfo(url=str(data["url"]), pid=int(data["pid"]), token=str(token) if token else None)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def remove_serve_file(home: Path, pid: int) -> None:
+    """Remove ``serve.json`` if it still names process ``pid`` (a newer service may have replaced it)."""
+    info = read_serve_file(home)
+    if info is not None and info.pid == pid:
+        serve_file(home).unlink(missing_ok=True)
+
+
+class SharedPilot:
+    """One ``SkillPilot`` used by many worker threads, one call at a time.
+
+    The facade keeps its catalog cache and SQLite connection without locks; a route takes
+    milliseconds, so serialising calls costs little and rules out two threads reloading the
+    catalog at once.
+    """
+
+    def __init__(self, pilot: SkillPilot) -> None:
+        self.pilot = pilot
+        self._lock = threading.Lock()
+
+    def __call__(self, call: Callable[[SkillPilot], T]) -> T:
+        with self._lock:
+            return call(self.pilot)
+
+
+class Refresher:
+    """Re-scan the indexed skill folders every ``settings.refresh_interval`` minutes, in a thread.
+
+    It writes through its own ``SkillPilot`` (its own store connection), so routing is never
+    blocked by a re-index: the serving router sees the store's generation change on its next
+    call and reloads its catalog then.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="skillpilot-refresh", daemon=True)
+
+    def __enter__(self) -> Refresher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        pilot = SkillPilot(settings=self.settings)
+        try:
+            while not self._stop.wait(self.settings.refresh_interval * 60):
+                try:
+                    report = pilot.reindex()
+                except Exception:
+                    # A broken skill folder must not stop the service; the next round retries.
+                    log.exception("periodic re-index failed")
+                    continue
+                if report.added or report.updated or report.removed:
+                    log.info(
+                        "re-indexed: %d added, %d updated, %d removed",
+                        report.added,
+                        report.updated,
+                        report.removed,
+                    )
+        finally:
+            pilot.close()

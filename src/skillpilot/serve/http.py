@@ -1,0 +1,357 @@
+"""The resident HTTP service: one warm ``SkillPilot`` behind a small JSON API (FastAPI + uvicorn).
+
+    POST /route     {"message", "trace"?}                  -> RouteResult
+    POST /explain   {"message"}                            -> RouteResult with its trace
+    POST /action    {"message", "via"?}                    -> {"action": AdapterAction, "result",
+                                                               "footer"} for plugins (OpenClaw)
+    POST /search    {"query", "top_k"?}                    -> {"query", "results": [SearchHit]}
+    GET  /skills/{id}                                      -> the skill (no body if private)
+    POST /feedback  {"kind", "query", "skill" | "wrong" + "right"} -> the recorded signal
+    GET  /stats     GET /conflicts                         -> as ``skillpilot stats|conflicts --json``
+    GET  /healthz                                          -> {"status": "ok", "pid"} (no token needed)
+    GET  /docs      GET /openapi.json                      -> the OpenAPI description
+
+Guarantees: a request body over ``MAX_BODY_BYTES`` gets 413 before anything parses it; malformed
+JSON or fields get 422; an unknown skill 404; an unknown feedback kind 400; with a token, every
+data route answers 401 without ``Authorization: Bearer <token>``. Errors are
+``{"error": {"type", "message"}}``. The models stay loaded between requests and the catalog is
+reloaded when the index changes (the facade checks the store's generation on every call).
+Needs the ``[server]`` extra.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, Any
+
+from ..errors import MissingExtraError
+
+try:
+    import uvicorn
+    from fastapi import Depends, FastAPI, Header, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from pydantic import BaseModel, ConfigDict, Field
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+except ImportError as exc:
+    raise MissingExtraError("server", "`skillpilot serve`", exc.name or "fastapi") from exc
+
+from ..adapters import action_for, footer_for
+from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
+from ..model import IndexedSkill
+from ..router import SkillPilot
+from . import (
+    Refresher,
+    ServeInfo,
+    SharedPilot,
+    is_loopback,
+    package_version,
+    remove_serve_file,
+    write_serve_file,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_PORT = 8765
+MAX_TOP_K = 100
+
+
+class _Body(BaseModel):
+    # A misspelt field ("mesage") is an error, not a silently empty request.
+    model_config = ConfigDict(extra="forbid")
+
+
+class RouteRequest(_Body):
+    message: str = Field(min_length=1, description="The user message to route.")
+    trace: bool = Field(False, description="Include every stage of the decision.")
+
+
+class ExplainRequest(_Body):
+    message: str = Field(min_length=1)
+
+
+class ActionRequest(_Body):
+    message: str = Field(min_length=1)
+    via: str | None = Field(None, description='The tool that invokes a skill, e.g. "your Skill tool".')
+
+
+class SearchRequest(_Body):
+    query: str = Field(min_length=1)
+    top_k: int = Field(5, ge=1, le=MAX_TOP_K)
+
+
+class FeedbackRequest(_Body):
+    kind: str = Field(description="confirm, correct or ignore (or confirmed, corrected, ignored).")
+    query: str = Field(min_length=1, description="The message that was routed.")
+    skill: str | None = Field(None, description="confirm/ignore: the skill it was routed to.")
+    wrong: str | None = Field(None, description="correct: the skill it was routed to.")
+    right: str | None = Field(None, description="correct: the skill that was meant.")
+
+
+class _Unauthorised(Exception):
+    """A data route called without the service's bearer token."""
+
+
+def _problem(error: dict[str, Any]) -> dict[str, str]:
+    """One validation error as ``{field, message}``; the first ``loc`` part is always "body"."""
+    if error["type"] == "json_invalid":
+        # Its loc is a character offset, not a field; the parser's reason says more.
+        reason = error.get("ctx", {}).get("error")
+        return {"field": "(body)", "message": f"not valid JSON ({reason})" if reason else "not valid JSON"}
+    return {"field": ".".join(str(p) for p in error["loc"][1:]) or "(body)", "message": error["msg"]}
+
+
+def _error(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": {"type": kind, "message": message, **extra}}, status_code=status)
+
+
+class BodyLimit:
+    """Answer 413 to any request body over ``limit`` bytes, declared or streamed (chunked)."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_large = _error(413, "PayloadTooLarge", f"request bodies are limited to {self.limit} bytes")
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.limit:
+            await too_large(scope, receive, send)
+            return
+        # The body is read here, whole, so that a chunked upload is cut off at the limit too.
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            if len(body) > self.limit:
+                await too_large(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
+    """The service's ASGI app around ``pilot`` (which it then owns: one call at a time)."""
+    shared = SharedPilot(pilot)
+
+    def authorised(authorization: Annotated[str | None, Header()] = None) -> None:
+        # compare_digest: the time a wrong token takes to reject must not reveal its prefix.
+        if token is not None and not secrets.compare_digest(authorization or "", f"Bearer {token}"):
+            raise _Unauthorised
+
+    app = FastAPI(
+        title="SkillPilot",
+        summary="Route a message to the right agent skill before the LLM runs.",
+        version=package_version(),
+    )
+    app.add_middleware(BodyLimit)
+    guarded = [Depends(authorised)]
+
+    @app.exception_handler(_Unauthorised)
+    async def unauthorised(_: Request, __: Exception) -> JSONResponse:
+        response = _error(401, "Unauthorised", "send the token as `Authorization: Bearer <token>`")
+        response.headers["WWW-Authenticate"] = "Bearer"
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        details = [_problem(e) for e in exc.errors()]
+        return _error(
+            422,
+            "InvalidRequest",
+            "; ".join(f"{d['field']}: {d['message']}" for d in details),
+            details=details,
+        )
+
+    @app.exception_handler(SkillNotFoundError)
+    async def not_found(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, SkillNotFoundError)
+        return _error(404, "SkillNotFoundError", str(exc), suggestions=list(exc.suggestions))
+
+    @app.exception_handler(SkillPilotError)
+    async def failed(_: Request, exc: Exception) -> JSONResponse:
+        return _error(500, type(exc).__name__, str(exc))
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, Any]:
+        return {"status": "ok", "pid": os.getpid()}
+
+    @app.post("/route", dependencies=guarded)
+    def route(body: RouteRequest) -> dict[str, Any]:
+        return shared(lambda p: p.route(body.message, trace=body.trace)).to_dict()
+
+    @app.post("/explain", dependencies=guarded)
+    def explain(body: ExplainRequest) -> dict[str, Any]:
+        return shared(lambda p: p.route(body.message, trace=True)).to_dict()
+
+    @app.post("/action", dependencies=guarded)
+    def action(body: ActionRequest) -> dict[str, Any]:
+        """The shared adapter contract, so that plugins in other languages stay thin."""
+        result = shared(lambda p: p.route(body.message))
+        settings = pilot.settings
+        return {
+            "action": asdict(action_for(result, settings.soft_threshold, via=body.via)),
+            "result": result.to_dict(),
+            "footer": footer_for(result, settings.show_routing_info, settings.show_conflict_info),
+        }
+
+    @app.post("/search", dependencies=guarded)
+    def search(body: SearchRequest) -> dict[str, Any]:
+        hits = shared(lambda p: p.search(body.query, top_k=body.top_k))
+        return {"query": body.query, "results": [asdict(h) for h in hits]}
+
+    @app.get("/skills/{ref:path}", dependencies=guarded)
+    def skill(ref: str) -> dict[str, Any]:
+        return skill_detail(shared(lambda p: p.get(ref)))
+
+    @app.post("/feedback", dependencies=guarded)
+    def feedback(body: FeedbackRequest) -> Any:
+        try:
+            signal = shared(
+                lambda p: p.feedback(
+                    body.kind, body.query, skill=body.skill, wrong=body.wrong, right=body.right
+                )
+            )
+        except ValueError as exc:
+            return _error(400, "InvalidFeedback", str(exc))
+        return asdict(signal)
+
+    @app.get("/stats", dependencies=guarded)
+    def stats() -> dict[str, Any]:
+        return shared(lambda p: p.stats()).to_dict()
+
+    @app.get("/conflicts", dependencies=guarded)
+    def conflicts() -> dict[str, Any]:
+        def groups(p: SkillPilot) -> dict[str, Any]:
+            skills = p.skills()
+            return {
+                "threshold": p.settings.conflict_threshold,
+                "groups": [
+                    {
+                        "id": g.id,
+                        "members": list(g.members),
+                        "keys": [skills[i].key for i in g.indices],
+                        "similarity": g.similarity,
+                        "tip": g.tip,
+                    }
+                    for g in p.conflict_groups()
+                ],
+            }
+
+        return shared(groups)
+
+    return app
+
+
+def skill_detail(indexed: IndexedSkill) -> dict[str, Any]:
+    """A skill as the service shows it: what it is, how it routes, and its body unless private."""
+    skill = indexed.skill
+    detail: dict[str, Any] = {
+        "id": indexed.id,
+        "name": skill.name,
+        "key": skill.key,
+        "description": skill.description,
+        "path": skill.path,
+        "root": skill.root,
+        "source_kind": skill.source_kind,
+        "trust_tier": skill.trust_tier,
+        "private": skill.private,
+        "route": asdict(skill.route),
+        "requires": asdict(indexed.fingerprint.preconditions),
+        "intents": list(indexed.fingerprint.intent_patterns),
+        "keywords": list(indexed.fingerprint.keywords),
+        "side_effects": indexed.fingerprint.side_effects,
+        "quality_issues": list(indexed.fingerprint.quality_issues),
+    }
+    if not skill.private:
+        detail["body"] = skill.body
+    return detail
+
+
+def serve(
+    pilot: SkillPilot,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Warm ``pilot`` up, listen on ``host:port`` (0: any free port), advertise the address in
+    ``$SKILLPILOT_HOME/serve.json``, call ``ready(url)`` and serve until interrupted (SIGINT or
+    SIGTERM); ``serve.json`` is removed on the way out. A non-loopback ``host`` needs a token."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(
+            "--host",
+            f"{host} is reachable from other machines: give a --token "
+            "(or SKILLPILOT_SERVE_TOKEN) so that only its holders can use the service",
+        )
+    # Load the models and the catalog before advertising: a hook that finds serve.json should
+    # get a warm answer, not wait behind the first model load.
+    pilot.route("warm up")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            "--port", f"cannot listen on {host}:{port} ({exc.strerror}); choose another port"
+        ) from exc
+    sock.listen(128)
+    url = "http://{}:{}".format(f"[{host}]" if family == socket.AF_INET6 else host, sock.getsockname()[1])
+    home: Path = pilot.settings.home
+    write_serve_file(home, ServeInfo(url=url, pid=os.getpid(), token=token))
+    if ready is not None:
+        ready(url)
+    config = uvicorn.Config(create_app(pilot, token), log_level="warning", access_log=False)
+    try:
+        with _sigterm_exits(), Refresher(pilot.settings):
+            uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        remove_serve_file(home, os.getpid())
+        sock.close()
+
+
+@contextlib.contextmanager
+def _sigterm_exits() -> Iterator[None]:
+    """Make SIGTERM a normal exit. uvicorn shuts down gracefully on it and then re-raises it;
+    under the default handler that kills the process before ``serve.json`` is removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def leave(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    previous = signal.signal(signal.SIGTERM, leave)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,561 @@
+"""The MCP server (``skillpilot mcp``): SkillPilot as tools any MCP host can call.
+
+Tools (each returns ``structuredContent`` plus a text block for the model to read):
+
+    route(message)                       -> the RouteResult (as ``POST /route``)
+    ontoskill(q, top_k=5)                -> OntoSkills-compatible: a skill id or alias gives the
+                                            skill's context, anything else a search
+    find_skill(intent, scope, top_k, filters) -> installed skills for an intent; no intent lists them
+
+Resource ``ontology://schema``: compact JSON (< 4 KB) naming the classes, properties and
+conventions the tools speak in.
+
+``ontoskill`` answers in the shapes of OntoSkills' own MCP server (``ontomcp`` 1.1.0;
+``../shared/bench/ontoskills/README.md`` sections 7a-7b): a skill context
+``{skill: {id, qualified_id, package_id, trust_tier, aliases?, skill_type, nature, intents?,
+requirements?}, include_inherited_knowledge}`` or a search ``{mode, query, results[skill_id,
+qualified_id, score, matched_by, intents, aliases, trust_tier]}``, with the same compact text.
+Skills read from OntoSkills packages keep their package, qualified id, aliases and intents;
+other skills are local, so their qualified id is ``local/<id>`` as OntoSkills names workspace
+skills. Additions: ``skill.name``, ``skill.description``, ``skill.path`` and
+``instructions`` (the SKILL.md body, never sent for a private skill). SkillPilot scores whole
+skills, not single intents, so it never answers in OntoSkills' intent-level ``semantic`` shape:
+its ``mode`` is ``bm25`` when only keywords are on, ``hybrid`` when meaning is matched too.
+
+Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
+message, argument?, allowed?}``, never a traceback; over stdio nothing but protocol is written
+to stdout (the SDK points fd 1 at stderr while it serves). Needs the ``[mcp]`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from ..errors import MissingExtraError
+
+try:
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, InputRequiredResult, TextContent
+    from pydantic import Field, ValidationError
+except ImportError as exc:
+    raise MissingExtraError("mcp", "`skillpilot mcp`", exc.name or "mcp") from exc
+
+from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
+from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill, SearchHit
+from ..router import TRUST_MULTIPLIERS, SkillPilot
+from . import Refresher, SharedPilot, is_loopback, package_version
+
+SCOPES = ("all", "installed", "market")
+FILTERS = {"exclude_ids": None, "trust_tiers": TRUST_TIERS, "side_effects": SIDE_EFFECTS}
+MAX_TOP_K = 100
+# OntoSkills treats q as a skill id only when it looks like one (catalog.rs:1552-1595).
+ID_PATTERN = re.compile(r"^[A-Za-z0-9._/-]+$")
+MAX_ID_BYTES = 64
+LOCAL_PACKAGE = "local"
+# OntoSkills' tie-break when a short id or alias names skills of several packages.
+TIER_ORDER = {"official": 0, "local": 1, "verified": 2, "community": 3}
+# OntoSkills' compact search text shows this many results and intents per result.
+TEXT_RESULTS = 5
+TEXT_INTENTS = 2
+MARKET_NOTE = "marketplace search is not available yet: scope 'market' has no results"
+
+
+class _Invalid(Exception):
+    """A tool argument that is not allowed; becomes a structured error result."""
+
+    def __init__(self, argument: str, message: str, allowed: tuple[str, ...] | None = None) -> None:
+        super().__init__(message)
+        self.argument = argument
+        self.allowed = allowed
+
+
+class _Server(MCPServer[Any]):
+    """``MCPServer`` whose argument-type errors are structured too, like the tools' own checks."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            problems = exc.__cause__.errors(include_url=False)
+            fields = [".".join(str(p) for p in e["loc"]) for e in problems]
+            message = "; ".join(f"{f}: {e['msg']}" for f, e in zip(fields, problems, strict=True))
+            return _error("invalid_argument", message, argument=fields[0] if fields else None)
+
+
+def build_server(pilot: SkillPilot) -> MCPServer[Any]:
+    """An ``MCPServer`` whose tools call ``pilot`` (which it then owns: one call at a time)."""
+    shared = SharedPilot(pilot)
+    server = _Server(
+        "skillpilot",
+        version=package_version(),
+        # uvicorn's per-request access lines go to stdout at INFO; the CLI keeps stdout clean.
+        log_level="WARNING",
+        instructions="Call route(message) with the user's message before choosing a skill yourself: "
+        "a 'hard' decision names the skill to use, 'soft' a candidate, 'passthrough' none. "
+        "ontoskill and find_skill search the installed skills.",
+    )
+
+    @server.tool(
+        description="Route a user message to the best installed skill. Returns the decision "
+        "(hard: use the skill; soft: consider it; passthrough: no skill fits), the skill, "
+        "its confidence, the reasons and the runners-up."
+    )
+    def route(
+        message: Annotated[str, Field(description="The user's message, as written.")],
+    ) -> CallToolResult:
+        return _tool(lambda: _ok(shared(lambda p: p.route(message)).to_dict()))
+
+    @server.tool(
+        description="Find or load a skill by name or query. If q matches a known skill id, "
+        "returns that skill's structured context. Otherwise, searches for relevant skills."
+    )
+    def ontoskill(
+        q: Annotated[str, Field(description="A skill id or alias, or what you need a skill for.")],
+        top_k: Annotated[int, Field(description="At most this many search results (1-100).")] = 5,
+    ) -> CallToolResult:
+        return _tool(lambda: shared(lambda p: _ontoskill(p, q, _top_k(top_k))))
+
+    @server.tool(
+        description="Find skills for an intent. scope: installed (this machine's index), "
+        "market (the marketplace; not searchable yet) or all. An empty intent lists the "
+        "installed skills. filters: exclude_ids, trust_tiers, side_effects (lists)."
+    )
+    def find_skill(
+        intent: Annotated[str, Field(description="What the skill should do; empty to list skills.")] = "",
+        scope: Annotated[
+            str, Field(description="all, installed or market.", json_schema_extra={"enum": list(SCOPES)})
+        ] = "all",
+        top_k: Annotated[int, Field(description="At most this many skills (1-100).")] = 5,
+        filters: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description='e.g. {"exclude_ids": ["git-commit"], "trust_tiers": ["local", "official"], '
+                '"side_effects": ["read-only"]}'
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        return _tool(lambda: shared(lambda p: _find_skill(p, intent, scope, _top_k(top_k), filters or {})))
+
+    @server.resource(
+        "ontology://schema",
+        name="Ontology Schema",
+        mime_type="application/json",
+        description="Compact schema for querying the skills",
+    )
+    def schema() -> str:
+        return json.dumps(schema_of(pilot), separators=(",", ":"))
+
+    return server
+
+
+def _tool(call: Callable[[], CallToolResult]) -> CallToolResult:
+    """Run a tool body; turn bad arguments and SkillPilot errors into structured error results."""
+    try:
+        return call()
+    except _Invalid as exc:
+        return _error(
+            "invalid_argument",
+            str(exc),
+            argument=exc.argument,
+            **({"allowed": list(exc.allowed)} if exc.allowed is not None else {}),
+        )
+    except SkillNotFoundError as exc:
+        return _error("not_found", str(exc), suggestions=list(exc.suggestions))
+    except SkillPilotError as exc:
+        return _error(type(exc).__name__, str(exc))
+
+
+def _ok(data: dict[str, Any], text: str | None = None) -> CallToolResult:
+    return CallToolResult(
+        content=[
+            TextContent(type="text", text=text if text is not None else json.dumps(data, ensure_ascii=False))
+        ],
+        structured_content=data,
+    )
+
+
+def _error(code: str, message: str, **details: Any) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"error ({code}): {message}")],
+        structured_content={"error": {"code": code, "message": message, **details}},
+        is_error=True,
+    )
+
+
+def _top_k(value: int) -> int:
+    if not 1 <= value <= MAX_TOP_K:
+        raise _Invalid("top_k", f"top_k must be between 1 and {MAX_TOP_K}, got {value}")
+    return value
+
+
+# -- ontoskill ------------------------------------------------------------------------------
+def _ontoskill(pilot: SkillPilot, q: str, top_k: int) -> CallToolResult:
+    if not q.strip():
+        raise _Invalid("q", "q must be a skill id or a query, got an empty string")
+    skill = _resolve(pilot, q)
+    if skill is not None:
+        return _ok(_context(pilot, skill), _context_text(q, skill))
+    hits = pilot.search(q, top_k=top_k)
+    by_id = {s.id: s for s in pilot.skills()}
+    results = [_search_result(pilot, hit, by_id[hit.id]) for hit in hits]
+    mode = "hybrid" if pilot.settings.enable_semantic else "bm25"
+    lines = [
+        f"- {r['skill_id']} [{r['trust_tier']}]: {'; '.join(r['intents'][:TEXT_INTENTS])}"
+        for r in results[:TEXT_RESULTS]
+    ]
+    text = "\n".join([f"Search mode: {mode}", *lines]) if results else "No results found."
+    return _ok({"mode": mode, "query": q, "results": results}, text)
+
+
+def _resolve(pilot: SkillPilot, q: str) -> IndexedSkill | None:
+    """The skill ``q`` names, as OntoSkills resolves it: an id, key, name, qualified id or alias,
+    ignoring case, ties broken by trust tier then id. None when ``q`` names no skill."""
+    if len(q.encode("utf-8")) > MAX_ID_BYTES or not ID_PATTERN.match(q):
+        return None
+    try:
+        return pilot.get(q)
+    except SkillNotFoundError:
+        pass
+    folded = q.lower()
+    short = folded.removeprefix(f"{LOCAL_PACKAGE}/")
+    matches = [
+        s
+        for s in pilot.skills()
+        if folded == _qualified_id(s).lower()
+        or short in {s.id.lower(), s.key.lower(), s.name.lower(), *(a.lower() for a in _aliases(s))}
+    ]
+    matches.sort(key=lambda s: (TIER_ORDER.get(_tier(pilot, s), len(TIER_ORDER)), s.id))
+    return matches[0] if matches else None
+
+
+def _tier(pilot: SkillPilot, skill: IndexedSkill) -> str:
+    return pilot.settings.trust_tiers.get(skill.id, skill.skill.trust_tier)
+
+
+def _onto(skill: IndexedSkill) -> dict[str, Any]:
+    """What an ``ontoskill.ttl`` skill carries from its package (qualified id, intents, nature...);
+    empty for other skills, whose ``metadata`` is the author's free-form frontmatter."""
+    onto = skill.skill.metadata.get("ontoskills") if skill.skill.source_kind == "ontoskill" else None
+    return onto if isinstance(onto, dict) else {}
+
+
+def _qualified_id(skill: IndexedSkill) -> str:
+    return str(_onto(skill).get("qualified_id") or f"{LOCAL_PACKAGE}/{skill.id}")
+
+
+def _aliases(skill: IndexedSkill) -> list[str]:
+    return list(_onto(skill).get("aliases") or sorted({skill.name, skill.key} - {skill.id}))
+
+
+def _intents(skill: IndexedSkill) -> list[str]:
+    # Trigger phrases are the author's own short intents; the fingerprint's patterns follow.
+    return list(
+        _onto(skill).get("intents")
+        or dict.fromkeys((*skill.skill.route.triggers, *skill.fingerprint.intent_patterns))
+    )
+
+
+def _context(pilot: SkillPilot, indexed: IndexedSkill) -> dict[str, Any]:
+    skill = indexed.skill
+    onto = _onto(indexed)
+    needs = indexed.fingerprint.preconditions
+    requirements = [
+        {"requirement_type": kind, "value": value, "optional": False}
+        for kind, values in (("Tool", needs.bins), ("EnvVar", needs.env), ("OS", needs.os))
+        for value in values
+    ]
+    info: dict[str, Any] = {
+        "id": onto.get("skill_id", indexed.id),
+        "qualified_id": _qualified_id(indexed),
+        "package_id": onto.get("package_id", LOCAL_PACKAGE),
+        "trust_tier": _tier(pilot, indexed),
+        "version": onto.get("version"),
+        "source": onto.get("source"),
+        "aliases": _aliases(indexed),
+        "skill_type": onto.get("skill_type", "declarative"),
+        "nature": onto.get("nature") or ("Tool" if skill.source_kind == "tool-catalog" else "Skill"),
+        "genus": onto.get("genus"),
+        "differentia": onto.get("differentia"),
+        "intents": sorted(_intents(indexed)),
+        "requirements": requirements,
+        "depends_on": onto.get("depends_on"),
+        "extends": onto.get("extends"),
+        "contradicts": onto.get("contradicts"),
+        "name": skill.name,
+        "description": skill.description,
+        "path": skill.path,
+    }
+    # OntoSkills leaves null and empty fields out (README section 7a).
+    context: dict[str, Any] = {
+        "skill": {k: v for k, v in info.items() if v not in (None, [], "")},
+        "include_inherited_knowledge": True,
+    }
+    if not skill.private:
+        context["instructions"] = skill.body
+    return context
+
+
+def _context_text(q: str, indexed: IndexedSkill) -> str:
+    onto = _onto(indexed)
+    needs = indexed.fingerprint.preconditions
+    lines = [f"## {q}"]
+    if onto.get("differentia"):
+        lines.append(" — ".join(str(part) for part in (onto.get("genus"), onto["differentia"]) if part))
+    lines.append(indexed.skill.description)
+    if intents := sorted(_intents(indexed)):
+        lines.append("Intents: " + "; ".join(intents))
+    if requires := [*needs.bins, *needs.env, *needs.os]:
+        lines.append("Requires: " + "; ".join(requires))
+    lines.append("")
+    lines.append(
+        "(private skill: its instructions are not shared)" if indexed.skill.private else indexed.skill.body
+    )
+    return "\n".join(lines)
+
+
+def _search_result(pilot: SkillPilot, hit: SearchHit, skill: IndexedSkill) -> dict[str, Any]:
+    return {
+        "skill_id": _onto(skill).get("skill_id", hit.id),
+        "qualified_id": _qualified_id(skill),
+        "score": hit.score,
+        "matched_by": _matched_by(hit.matched_by),
+        "intents": _intents(skill),
+        "aliases": _aliases(skill),
+        "trust_tier": _tier(pilot, skill),
+    }
+
+
+def _matched_by(retrievers: tuple[str, ...]) -> str:
+    """OntoSkills' one word for what matched: ``keyword``, ``semantic`` or both (``hybrid``)."""
+    keyword = any(not r.startswith("dense:") for r in retrievers)
+    meaning = any(r.startswith("dense:") for r in retrievers)
+    return "hybrid" if keyword and meaning else "semantic" if meaning else "keyword"
+
+
+# -- find_skill -----------------------------------------------------------------------------
+def _find_skill(
+    pilot: SkillPilot, intent: str, scope: str, top_k: int, filters: dict[str, Any]
+) -> CallToolResult:
+    if scope not in SCOPES:
+        raise _Invalid("scope", f"scope must be one of {', '.join(SCOPES)}, got {scope!r}", SCOPES)
+    keep = _filter(pilot, filters)
+    notes = [] if scope == "installed" else [MARKET_NOTE]
+    skills = pilot.skills() if scope != "market" else []
+    excluded = sum(1 for s in skills if not keep(s))
+    if not intent.strip():
+        listed = sorted((s for s in skills if keep(s)), key=lambda s: s.id)
+        data: dict[str, Any] = {
+            "mode": "list",
+            "scope": scope,
+            "total": len(listed),
+            "results": [_public(pilot, s, None, ()) for s in listed[:top_k]],
+        }
+    else:
+        by_id = {s.id: s for s in skills}
+        # Ask for as many more as the filters can remove, so the filters never shorten the list.
+        hits = pilot.search(intent, top_k=top_k + excluded) if skills else []
+        kept = [(h, by_id[h.id]) for h in hits if keep(by_id[h.id])][:top_k]
+        data = {
+            "mode": "search",
+            "scope": scope,
+            "intent": intent,
+            "results": [_public(pilot, s, h.score, h.matched_by) for h, s in kept],
+        }
+    if notes:
+        data["notes"] = notes
+    return _ok(data)
+
+
+def _filter(pilot: SkillPilot, filters: dict[str, Any]) -> Callable[[IndexedSkill], bool]:
+    unknown = sorted(set(filters) - set(FILTERS))
+    if unknown:
+        raise _Invalid("filters", f"unknown filter {', '.join(unknown)}", tuple(FILTERS))
+    chosen: dict[str, set[str]] = {}
+    for name, value in filters.items():
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _Invalid(f"filters.{name}", f"filters.{name} must be a list of strings")
+        allowed = FILTERS[name]
+        if allowed is not None and (bad := sorted(set(value) - set(allowed))):
+            raise _Invalid(
+                f"filters.{name}",
+                f"filters.{name}: {', '.join(bad)} is not one of {', '.join(allowed)}",
+                tuple(allowed),
+            )
+        chosen[name] = set(value)
+
+    def keep(skill: IndexedSkill) -> bool:
+        return (
+            skill.id not in chosen.get("exclude_ids", set())
+            and ("trust_tiers" not in chosen or _tier(pilot, skill) in chosen["trust_tiers"])
+            and ("side_effects" not in chosen or skill.fingerprint.side_effects in chosen["side_effects"])
+        )
+
+    return keep
+
+
+def _public(
+    pilot: SkillPilot, skill: IndexedSkill, score: float | None, matched_by: tuple[str, ...]
+) -> dict[str, Any]:
+    """A skill's public projection (seed 001): what it is for, never its instructions."""
+    result: dict[str, Any] = {
+        "id": skill.id,
+        "name": skill.name,
+        "description": skill.skill.description,
+        "source": "installed",
+        "trust_tier": _tier(pilot, skill),
+        "side_effects": skill.fingerprint.side_effects,
+        "path": skill.skill.path,
+    }
+    if score is not None:
+        result["score"] = score
+        result["matched_by"] = _matched_by(matched_by)
+    return result
+
+
+# -- ontology://schema ----------------------------------------------------------------------
+def schema_of(pilot: SkillPilot) -> dict[str, Any]:
+    """What the tools' answers mean, in the shape of OntoSkills' schema resource."""
+    settings = pilot.settings
+    return {
+        "version": package_version(),
+        "prefix": LOCAL_PACKAGE,
+        "classes": {
+            "Skill": {
+                "description": "a SKILL.md folder or one tool of a JSON tool catalog",
+                "properties": [
+                    "id",
+                    "qualified_id",
+                    "name",
+                    "description",
+                    "path",
+                    "trust_tier",
+                    "aliases",
+                    "intents",
+                    "requirements",
+                    "side_effects",
+                    "private",
+                ],
+            },
+            "RouteResult": {
+                "description": "route(message): exactly one decision per message",
+                "properties": [
+                    "query",
+                    "skill",
+                    "confidence",
+                    "decision",
+                    "method",
+                    "alternatives",
+                    "conflict_resolved",
+                    "conflict_alternatives",
+                    "reasons",
+                    "unmet_preconditions",
+                    "latency_ms",
+                ],
+            },
+            "SearchResult": {
+                "description": "ontoskill(q) when q is not a skill id",
+                "properties": [
+                    "skill_id",
+                    "qualified_id",
+                    "score",
+                    "matched_by",
+                    "intents",
+                    "aliases",
+                    "trust_tier",
+                ],
+            },
+            "SkillContext": {
+                "description": "ontoskill(q) when q is a skill id or alias",
+                "properties": ["skill", "instructions", "include_inherited_knowledge"],
+            },
+        },
+        "properties": {
+            "id": {"type": "string", "description": "the skill's name; its folder path when names collide"},
+            "qualified_id": {"type": "string", "convention": "local/<id>"},
+            "decision": {
+                "type": "string",
+                "values": ["hard", "soft", "passthrough"],
+                "convention": f"hard: confidence >= {settings.hard_threshold}, use the skill; "
+                f"soft: >= {settings.soft_threshold}, consider it; passthrough: no skill",
+            },
+            "method": {
+                "type": "string",
+                "values": ["fast", "semantic", "hybrid", "no-match"],
+                "description": "fast: a trigger phrase matched; semantic/hybrid: meaning (and keywords)",
+            },
+            "confidence": {
+                "type": "number",
+                "description": "calibrated probability (0-1) that the skill is right",
+            },
+            "score": {"type": "number", "description": "calibrated 0-1 relevance; results below 0.4 are cut"},
+            "matched_by": {"type": "string", "values": ["keyword", "semantic", "hybrid"]},
+            "trust_tier": {
+                "type": "string",
+                "values": list(TRUST_TIERS),
+                "convention": "score multiplier "
+                + ", ".join(f"{k} {v}" for k, v in TRUST_MULTIPLIERS.items()),
+            },
+            "side_effects": {"type": "string", "values": list(SIDE_EFFECTS)},
+            "intents": {
+                "type": "string[]",
+                "description": "the author's trigger phrases, then inferred intents",
+            },
+            "requirements": {
+                "type": "object[]",
+                "description": "requirement_type Tool|EnvVar|OS, value, optional",
+            },
+            "private": {"type": "boolean", "convention": "a private skill's instructions are never returned"},
+        },
+        "tools": {
+            "route": {"message": "string"},
+            "ontoskill": {"q": "string", "top_k": "integer 1-100 (5)"},
+            "find_skill": {
+                "intent": "string ('' lists)",
+                "scope": "all|installed|market",
+                "top_k": "integer 1-100 (5)",
+                "filters": {"exclude_ids": "string[]", "trust_tiers": "string[]", "side_effects": "string[]"},
+            },
+        },
+        "example_calls": [
+            {"tool": "route", "arguments": {"message": "commit my changes"}},
+            {"tool": "ontoskill", "arguments": {"q": "git-commit"}},
+            {
+                "tool": "find_skill",
+                "arguments": {"intent": "resize an image", "scope": "installed", "top_k": 3},
+            },
+        ],
+    }
+
+
+def run(
+    pilot: SkillPilot,
+    http_port: int | None = None,
+    host: str = "127.0.0.1",
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve over stdio, or over streamable HTTP at ``http://host:http_port/mcp`` (loopback only:
+    this server has no authentication), calling ``ready(url)`` before it listens. Either way the
+    skill folders are re-scanned every ``index.refreshInterval`` minutes."""
+    server = build_server(pilot)
+    if http_port is None:
+        with Refresher(pilot.settings):
+            server.run("stdio")
+        return
+    if not is_loopback(host):
+        raise ConfigError(
+            "--host",
+            f"{host} is reachable from other machines and the MCP server has no authentication: "
+            "keep it on 127.0.0.1",
+        )
+    if ready is not None:
+        ready(f"http://{host}:{http_port}/mcp")
+    with Refresher(pilot.settings):
+        server.run("streamable-http", host=host, port=http_port)

@@ -1,0 +1,91 @@
+"""Helpers for the agent-surface tests: an indexed router, a real uvicorn server, a hook payload."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from skillpilot import SkillPilot
+
+from .conftest import EXAMPLES
+
+SKILLS = EXAMPLES / "skills"
+SKILL_COUNT = 16
+
+
+@functools.cache
+def example_index() -> Path:
+    """The example skills' index file, built once per test session (embedding them takes seconds)."""
+    folder = Path(tempfile.mkdtemp(prefix="skillpilot-examples-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    pilot = SkillPilot(home=folder, preconditions=False)
+    pilot.index([SKILLS])
+    pilot.close()
+    return pilot.settings.index_path
+
+
+def indexed(home: Path, **overrides: Any) -> SkillPilot:
+    """A router over its own copy of the example skills' index, preconditions off so results do
+    not depend on which binaries this machine has."""
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(example_index(), home / "index.sqlite")
+    return SkillPilot(home=home, preconditions=False, **overrides)
+
+
+@contextmanager
+def uvicorn_on_loopback(app: Any) -> Iterator[str]:
+    """Run ``app`` under a real uvicorn on 127.0.0.1 (a free port); yield its base URL."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join()
+
+
+def prompt_payload(prompt: str, cwd: Path) -> str:
+    """The JSON Claude Code sends a UserPromptSubmit hook (fields as documented by Anthropic)."""
+    return json.dumps(
+        {
+            "session_id": "3f6c2a9e-5a51-4c1e-9d0b-6e2f1c7a8b90",
+            "transcript_path": str(cwd / "transcript.jsonl"),
+            "cwd": str(cwd),
+            "permission_mode": "default",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        }
+    )
+
+
+def cli(*args: str, home: Path, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m skillpilot ARGS`` as a user runs it, with ``home`` as SKILLPILOT_HOME."""
+    environment = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_PRECONDITIONS": "off", **env}
+    return subprocess.run(
+        [sys.executable, "-m", "skillpilot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )

@@ -1,0 +1,115 @@
+"""The shared AdapterAction contract, and the LangChain tool built on it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from skillpilot.adapters import MAX_CONTEXT_CHARS, action_for, footer_for
+from skillpilot.model import Alternative, RouteResult, SkillRef
+from skillpilot.serve.client import route_result_from_dict
+
+from .surfaces_util import indexed
+
+SKILL = SkillRef(id="pdf", name="pdf", path="/skills/pdf", description="Read and write PDF files.", key="pdf")
+ALTERNATIVES = (
+    Alternative(id="docx", path="/skills/docx", score=0.6, key="docx"),
+    Alternative(id="xlsx", path="/skills/xlsx", score=0.3, key="xlsx"),
+    Alternative(id="pptx", path="/skills/pptx", score=0.5, key="pptx"),
+    Alternative(id="odt", path="/skills/odt", score=0.5, key="odt"),
+)
+
+
+def result(decision: str, confidence: float, skill: SkillRef | None = SKILL) -> RouteResult:
+    return RouteResult(
+        query="make a pdf",
+        skill=skill,
+        confidence=confidence,
+        decision=decision,  # type: ignore[arg-type]
+        method="hybrid",
+        alternatives=ALTERNATIVES,
+        reasons=("trigger 'make a pdf'",),
+    )
+
+
+def test_hard_is_route_soft_is_inject_else_passthrough() -> None:
+    hard = action_for(result("hard", 0.93), via="your Skill tool")
+    assert (hard.type, hard.skill, hard.confidence, hard.candidates) == ("route", SKILL, 0.93, ("pdf",))
+    assert hard.context.splitlines() == [
+        "SkillPilot routed this prompt to the skill `pdf` (confidence 0.93).",
+        "Before anything else, invoke the skill `pdf` with your Skill tool, then follow its instructions.",
+        "Skill: Read and write PDF files.",
+        "Path: /skills/pdf",
+        "Why: trigger 'make a pdf'",
+    ]
+    soft = action_for(result("soft", 0.62), soft_threshold=0.5)
+    # Runners-up at or above the soft threshold, best first as the router ranked them, at most two.
+    assert (soft.type, soft.candidates) == ("inject", ("pdf", "docx", "pptx"))
+    assert (
+        soft.context.splitlines()[-1]
+        == "If one of them fits the request, invoke it; otherwise answer as usual."
+    )
+    assert "Also consider `docx` (score 0.60), path /skills/docx" in soft.context
+    assert "xlsx" not in soft.context and "odt" not in soft.context
+    assert action_for(result("passthrough", 0.2)) == action_for(result("passthrough", 0.0, skill=None))
+    assert action_for(result("passthrough", 0.2)).type == "passthrough"
+    assert action_for(result("passthrough", 0.2)).context == ""
+
+
+def test_context_stays_under_the_hook_limit() -> None:
+    wordy = SkillRef(id="pdf", name="pdf", path="/p" * 9_000, description="d" * 50_000, key="pdf")
+    action = action_for(result("hard", 0.9, skill=wordy))
+    assert len(action.context) == MAX_CONTEXT_CHARS
+    assert "d" * 401 not in action.context
+
+
+def test_footers_only_for_hard_routes_and_only_when_asked() -> None:
+    hard = dataclasses.replace(
+        result("hard", 0.9), conflict_resolved=True, conflict_alternatives=("docx", "odt"), latency_ms=12.4
+    )
+    assert footer_for(hard, show_routing_info=True, show_conflict_info=True).splitlines() == [
+        "_SkillPilot: chose `pdf` over [docx, odt]_",
+        "_via pdf · 12ms_",
+    ]
+    assert footer_for(hard, show_routing_info=False, show_conflict_info=True) == (
+        "_SkillPilot: chose `pdf` over [docx, odt]_"
+    )
+    assert footer_for(hard, show_routing_info=False, show_conflict_info=False) == ""
+    assert footer_for(result("soft", 0.6), show_routing_info=True, show_conflict_info=True) == ""
+
+
+def test_route_result_survives_the_wire_and_junk_is_a_value_error() -> None:
+    original = result("soft", 0.62)
+    assert route_result_from_dict(original.to_dict()) == original
+    for junk in (
+        {},
+        [],
+        {**original.to_dict(), "decision": "maybe"},
+        {**original.to_dict(), "skill": {"id": 1}},
+    ):
+        with pytest.raises(ValueError, match="not a RouteResult"):
+            route_result_from_dict(junk)
+
+
+def test_langchain_tool_routes_and_returns_the_result_as_artifact(tmp_path: Path) -> None:
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import ToolMessage
+
+    from skillpilot.adapters.langchain import NO_MATCH, SkillPilotTool
+
+    tool = SkillPilotTool(pilot=indexed(tmp_path / "home"))
+    assert tool.name == "skill_router"
+    assert tool.tool_call_schema.model_json_schema()["required"] == ["query"]
+    assert tool.invoke({"query": "commit my changes"}).startswith(
+        "SkillPilot routed this prompt to the skill `git-commit` (confidence 0.95).\n"
+        "Before anything else, invoke the skill `git-commit`, then follow its instructions."
+    )
+    assert tool.invoke({"query": "Tell me a joke about penguins"}) == NO_MATCH
+    message = tool.invoke(
+        {"type": "tool_call", "name": "skill_router", "id": "call-1", "args": {"query": "commit my changes"}}
+    )
+    assert isinstance(message, ToolMessage)
+    assert (message.tool_call_id, message.artifact["skill"]["id"]) == ("call-1", "git-commit")
+    assert message.artifact["decision"] == "hard"
