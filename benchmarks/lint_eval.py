@@ -10,8 +10,9 @@ route's top 5 the skill was (not in it counts as 6: missed worse), then by key. 
 test (issue 10): at least half of them are in the worst quarter of lint scores (the 73 lowest,
 ties broken by key). The lint never sees a query.
 
-Also printed: how many of *all* misrouted skills are in the worst quarter, the same count
-per finding code (which check carries the signal), and the 20 skills with their scores.
+Also printed: how many of *all* misrouted skills are in the worst quarter, the probability that
+a misrouted skill scores lower than one that is not (Mann-Whitney AUC), how often each finding
+code occurs in the worst quarter, and the 20 skills with their scores.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import json
 import tempfile
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,12 @@ def misrouted(pilot: SkillPilot) -> list[tuple[str, int, int]]:
     return sorted(((k, misses[k], depth[k]) for k in misses), key=lambda m: (-m[1], -m[2], m[0]))
 
 
+def _auc(misrouted: Sequence[float], others: Sequence[float]) -> float:
+    """P(a misrouted skill scores lower than another skill); ties count half (Mann-Whitney U)."""
+    pairs = [(a < b) + 0.5 * (a == b) for a in misrouted for b in others]
+    return sum(pairs) / len(pairs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, help="keep the index here between runs")
@@ -71,6 +79,7 @@ def main() -> None:
     worst = {r.key for r in order[: len(order) // 4]}
     top = missed[:TOP_MISROUTED]
     hits = [key for key, _, _ in top if key in worst]
+    missed_keys = {key for key, _, _ in missed}
     per_code = Counter(f.code for r in reports if r.key in worst for f in r.findings)
     results: dict[str, Any] = {
         "skills": len(reports),
@@ -86,12 +95,17 @@ def main() -> None:
         "all_misrouted_in_worst_quarter": sum(1 for k, _, _ in missed if k in worst),
         "findings_in_worst_quarter": dict(per_code.most_common()),
         "score_mean": sum(r.score for r in reports) / len(reports),
+        "auc": _auc(
+            [by_key[k].score for k in missed_keys], [r.score for r in reports if r.key not in missed_keys]
+        ),
     }
     print(f"{len(reports)} skills; worst quarter: {len(worst)} skills, lint score <= "
           f"{results['worst_quarter_max_score']}")
     print(f"{TOP_MISROUTED} most misrouted in the worst quarter: {len(hits)}/{len(top)} "
           f"(claim: >= {TOP_MISROUTED // 2}; chance: {len(top) / 4:.0f})")
-    print(f"all {len(missed)} misrouted skills in the worst quarter: {results['all_misrouted_in_worst_quarter']}")
+    print(f"all {len(missed)} misrouted skills in the worst quarter: "
+          f"{results['all_misrouted_in_worst_quarter']}; "
+          f"P(a misrouted skill scores lower than another) = {results['auc']:.2f} (chance 0.50)")
     for row in results["top_misrouted"]:
         mark = "*" if row["worst_quarter"] else " "
         print(f" {mark} {row['score']:5.1f}  {row['key']:<60} {', '.join(row['findings'])}")

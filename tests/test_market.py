@@ -266,6 +266,20 @@ class _FailingStore:
         return fail
 
 
+def test_catalog_file_sets_privacy_tier_and_categories(market: Market) -> None:
+    path = market.pilot.settings.home / "market.yaml"
+    path.write_text(yaml.safe_dump({"skills": {"photo-restore": {
+        "private": True, "trust_tier": "verified", "categories": ["restoration"]}}}))
+    try:
+        public = market.public("photo-restore")
+        assert (public.private, public.trust_tier, public.categories) == (True, "verified", ("restoration",))
+        # A catalog can hide a body, never expose one the author marked private.
+        path.write_text(yaml.safe_dump({"skills": {"lighting-recovery": {"private": False}}}))
+        assert market.public("lighting-recovery").private is True
+    finally:
+        path.unlink()
+
+
 def test_catalog_file_errors_name_the_key(market: Market) -> None:
     path = market.pilot.settings.home / "market.yaml"
     path.write_text(textwrap.dedent("""

@@ -161,8 +161,10 @@ def test_exact_vector_search_equals_brute_force(bench_pilots: tuple[SkillPilot, 
     heads /= np.linalg.norm(heads, axis=1, keepdims=True)
     queries = encoder.encode_batch([q["query"] for q in QUERIES[:30]]).astype(np.float64)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    from skillpilot.index.postgres import PostgresStore  # here: the module needs the [postgres] extra
+
     store = pg_pilot.store
-    assert hasattr(store, "vector_search")
+    assert isinstance(store, PostgresStore)
     found = recalled = 0
     for vector in queries:
         cosines = heads @ vector

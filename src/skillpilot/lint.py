@@ -7,51 +7,51 @@ first, with a 0-100 score and :class:`Finding` s, each with its evidence and a f
 is asked exactly as it routes users: its own ranking, embeddings, conflict groups and fast path.
 
 A skill's public text (name + description) is what agents and the router see first, so a skill
-that only its body explains should be fixed at the source, not guessed around. The checks, and
+that only its body explains should be fixed at the source, not guessed around. The checks and
 what each costs on the 100-point score:
 
-========================  ========  =======  =================================================
-code                      severity  penalty  fires when
-========================  ========  =======  =================================================
-short-description         error     25       the description has fewer than 8 words
-vague-description         warning   <= 30    parts of the skill the router embeds besides its
-                                             description (its "use when" clauses, the opening
-                                             of its body) are closer in meaning to *another*
-                                             skill's description than to its own (mean cosine
-                                             over the encoders); 30 x the share of such parts.
-                                             The fix names the salient words (fingerprint
-                                             keywords) the description leaves out
-no-use-when               warning   10       the description itself has no "Use when ..."
-confusable                warning   <= 25    the skill's own sentences (description sentences,
-                                             intent patterns, triggers; at most
-                                             ``MAX_PROBES``) routed through SkillPilot go to
-                                             another skill; 25 x the share of such probes
-missing-prefer-when       warning   10       it is in a conflict group without
-                                             ``route.prefer_when``; suggests the words only it
-                                             uses among the group
-trigger-collision         error     15 each  another skill's trigger phrase fires on one of its
-                                             triggers (fast path), at most 30
-quality                   warning   5 each   other fingerprint issues (name format, empty body,
-                                             description over 1024 characters)
-unmet-preconditions       info      0        this machine lacks an env var, binary or OS it
-                                             needs (the router lowers its score x0.7 here; a CI
-                                             machine is not where skills run, so no penalty)
-========================  ========  =======  =================================================
+- ``short-description`` (error, 25): fewer than 8 words (the fingerprint's check).
+- ``vague-description`` (warning, up to 40): the description does not say what the body does,
+  seen two ways. (a) Every part the router embeds besides the description (the "use when"
+  clauses, the opening of the body) is compared with every skill's description (mean cosine over
+  the encoders): 30 x the share of parts closer to *another* skill's description. (b) The body's
+  list items (the tasks it walks an agent through; at most ``MAX_TASKS``) are routed: 10 x the
+  share that goes to another skill. The fix names the salient words (fingerprint keywords) the
+  description leaves out.
+- ``no-use-when`` (warning, 5): the description has no "Use when ..." and neither has the
+  body; 0 when only the body has one (SkillPilot embeds it, but agents choosing from the skill
+  list never see it, so it is still a warning).
+- ``confusable`` (warning, up to 25): what the skill says it is for (description sentences,
+  "use when" clauses, triggers; at most ``MAX_CLAIMS``), routed through SkillPilot, goes to
+  another skill: 25 x the share of such claims, naming the skill each went to. A sentence that
+  names another skill is a redirect ("for charts, use spreadsheet-charts") and is not routed; a
+  pass-through goes nowhere and does not count.
+- ``missing-prefer-when`` (warning, 15 x the group's similarity): in a conflict group without
+  ``route.prefer_when``; suggests its salient words that no other member uses.
+- ``trigger-collision`` (error, 15 each, at most 30): another skill's trigger phrase fires on
+  one of its triggers (fast path).
+- ``quality`` (warning, 5 each): the fingerprint's other issues (name format, empty body,
+  description over 1024 characters).
+- ``unmet-preconditions`` (info, 0): this machine lacks an env var, binary or OS it needs (with
+  ``router.preconditions`` on the router ranks it x0.7 here; a CI machine is not where skills
+  run, so it costs nothing).
 
 Guarantees: deterministic for an index; the score is ``max(0, 100 - penalties)`` rounded to one
-decimal; every finding names the skill(s) and the text it is about. Cost: one route per probe
-(about ``MAX_PROBES`` x 20 ms per skill with the default encoders) plus one matrix product.
+decimal; every finding quotes the text it is about and names the other skills involved. Cost:
+one route per claim and task (at most ``MAX_CLAIMS + MAX_TASKS``, about 20 ms each with the
+default encoders) plus one matrix product per encoder.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
+# The conflict resolver's "words only this member uses" and the fingerprint's own sentence, list
+# and markup rules, so that lint reads a SKILL.md exactly as routing does.
 from .conflicts import ConflictGroup, _own_words
 from .fingerprint import _BULLET, _FENCED, _SENTENCE_END, _clean, fingerprint, unmet_preconditions
 from .index.builder import vector_space
@@ -62,12 +62,15 @@ from .retrieve.fast import ROUTE_AT_ONCE, FastMatcher
 from .router import SkillPilot
 from .text import tokenize
 
-log = logging.getLogger(__name__)
-
 Severity = Literal["error", "warning", "info"]
 FAILING: tuple[Severity, ...] = ("error", "warning")
 SHORT_DESCRIPTION_PENALTY = 25.0
-VAGUE_PENALTY = 30.0
+# Times the share of embedded parts closer to another description, and of body tasks routed to
+# another skill: two views of "the description does not say what the body does". The parts
+# compare all of the skill's embedded text with every description; the tasks are a sample of
+# at most MAX_TASKS routes, noisier, so they weigh less.
+VAGUE_PARTS_PENALTY = 30.0
+VAGUE_TASKS_PENALTY = 10.0
 NO_USE_WHEN_PENALTY = 5.0
 CONFUSABLE_PENALTY = 25.0
 # Times the group's similarity: the closer the members, the more often the tie-breaker decides.
@@ -123,10 +126,13 @@ def lint(pilot: SkillPilot) -> list[SkillLint]:
     matcher = FastMatcher(skills)
     results = []
     for index, skill in enumerate(skills):
+        claims, tasks = _probes(index, skills, matcher)
+        with single_steps():
+            claims_lost, tasks_lost = _lost(pilot, skill, claims), _lost(pilot, skill, tasks)
         findings = [
             *_text_findings(skill),
-            *_vague(index, skills, closest[index] if closest else None),
-            *_confusable(pilot, index, skills, matcher),
+            *_vague(index, skills, closest[index] if closest else [], tasks_lost, len(tasks)),
+            *_confusable(claims_lost, len(claims)),
             *_prefer_when(index, skills, groups.get(index)),
             *_collisions(index, skills, matcher),
             *_preconditions(skill),
@@ -183,7 +189,9 @@ def _issue_fix(issue: str) -> str:
     return "shorten the description to 1024 characters; move details to the body"
 
 
-def _closest_descriptions(pilot: SkillPilot, skills: Sequence[IndexedSkill]) -> list[list[tuple[int, float, float]]]:
+def _closest_descriptions(
+    pilot: SkillPilot, skills: Sequence[IndexedSkill]
+) -> list[list[tuple[int, float, float]]]:
     """Per skill, per embedded part after its description: (the skill whose description is
     closest, that similarity, the similarity to its own description); [] without encoders."""
     if not pilot.encoders or len(skills) < 2:
@@ -196,42 +204,51 @@ def _closest_descriptions(pilot: SkillPilot, skills: Sequence[IndexedSkill]) -> 
         parts = [v[(skill.skill.root, skill.key)][1:] for v in stored]
         # mean cosine over encoders, like conflict detection: (parts, skills)
         sims = sum(p @ d.T for p, d in zip(parts, descriptions, strict=True)) / len(stored)
-        closest.append([(int(np.argmax(row)), float(row.max()), float(row[index])) for row in np.atleast_2d(sims)])
+        rows = np.atleast_2d(sims)
+        closest.append([(int(np.argmax(row)), float(row.max()), float(row[index])) for row in rows])
     return closest
 
 
 def _vague(
-    own: int, skills: Sequence[IndexedSkill], closest: list[tuple[int, float, float]] | None
+    own: int,
+    skills: Sequence[IndexedSkill],
+    closest: list[tuple[int, float, float]],
+    tasks_lost: list[tuple[str, str, float]],
+    tasks: int,
 ) -> list[Finding]:
-    if not closest:
-        return []
+    """The description against the rest of the skill, by meaning (embedded parts) and by the
+    router's own choice (body tasks routed elsewhere)."""
     skill = skills[own]
-    texts = EMBEDDING(skill.skill, skill.fingerprint)[1:]
+    # Without encoders there are no vectors to compare (closest is empty): tasks only.
+    texts = EMBEDDING(skill.skill, skill.fingerprint)[1:] if closest else []
     elsewhere = [
         f"{_excerpt(text)!r} is closer to {skills[other].id}'s description ({sim:.2f}) than to this "
         f"one's ({mine:.2f})"
         for text, (other, sim, mine) in zip(texts, closest, strict=True)
         if other != own
     ]
-    if not elsewhere:
+    if not elsewhere and not tasks_lost:
         return []
+    penalty = VAGUE_PARTS_PENALTY * len(elsewhere) / max(1, len(closest))
+    penalty += VAGUE_TASKS_PENALTY * len(tasks_lost) / max(1, tasks)
     public = set(tokenize(f"{skill.name.replace('-', ' ')} {skill.skill.description}"))
     missing = [k for k in skill.fingerprint.keywords if not set(tokenize(k)) <= public][:MAX_SUGGESTIONS]
     words = f": mention {', '.join(repr(w) for w in missing)}" if missing else ""
     return [Finding(
         "vague-description", "warning",
         "the description does not say what the body does",
-        tuple(elsewhere),
+        (*elsewhere, *(f"the body's task {_excerpt(t)!r} routes to {r} ({c:.2f})" for t, r, c in tasks_lost)),
         f"say in the description what the skill does and for whom{words}",
-        round(VAGUE_PENALTY * len(elsewhere) / len(texts), 1),
+        round(penalty, 1),
     )]
 
 
-def _probes(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) -> list[str]:
-    """What the author says the skill does, as messages a user could send: the first
-    ``MAX_CLAIMS`` description sentences, "use when" clauses and triggers, then the first
-    ``MAX_TASKS`` list items of the body (the tasks it walks through). A sentence naming another
-    skill is a redirect ("for charts, use spreadsheet-charts"), not a claim, and is left out."""
+def _probes(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) -> tuple[list[str], list[str]]:
+    """What the author says the skill does, as messages a user could send: (claims, tasks).
+    Claims are the first ``MAX_CLAIMS`` description sentences, "use when" clauses and triggers;
+    tasks the first ``MAX_TASKS`` list items of the body (what it walks an agent through). A
+    sentence naming another skill is a redirect ("for charts, use spreadsheet-charts"), not a
+    claim, and is left out."""
     skill = skills[index]
     claims = (
         *(s.strip() for s in _SENTENCE_END.split(skill.skill.description)),
@@ -239,41 +256,46 @@ def _probes(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) ->
         *skill.skill.route.triggers,
     )
     tasks = (_clean(m.group(1)) for m in _BULLET.finditer(_FENCED.sub(" ", skill.skill.body)))
-    found: dict[str, str] = {}
-    for texts, limit, min_terms in ((claims, MAX_CLAIMS, MIN_PROBE_TERMS), (tasks, MAX_TASKS, MIN_TASK_TERMS)):
-        kept = 0
+    seen: set[str] = set()
+
+    def keep(texts: Iterable[str], limit: int, min_terms: int) -> list[str]:
+        kept: list[str] = []
         for text in texts:
-            if kept == limit:
+            if len(kept) == limit:
                 break
-            if len(tokenize(text)) < min_terms or text.lower() in found:
+            if len(tokenize(text)) < min_terms or text.lower() in seen:
                 continue
-            if any(h.index != index and e.startswith("name ") for h in matcher.match(text) for e in h.evidence):
+            hits = matcher.match(text)
+            if any(h.index != index and e.startswith("name ") for h in hits for e in h.evidence):
                 continue
-            found[text.lower()] = text
-            kept += 1
-    return list(found.values())
+            seen.add(text.lower())
+            kept.append(text)
+        return kept
+
+    return keep(claims, MAX_CLAIMS, MIN_PROBE_TERMS), keep(tasks, MAX_TASKS, MIN_TASK_TERMS)
 
 
-def _confusable(
-    pilot: SkillPilot, index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher
-) -> list[Finding]:
-    skill = skills[index]
-    probes = _probes(index, skills, matcher)
+def _lost(pilot: SkillPilot, skill: IndexedSkill, probes: Sequence[str]) -> list[tuple[str, str, float]]:
+    """(probe, the skill it routes to, confidence) for each probe routed to another skill (a
+    pass-through goes nowhere, so it does not count)."""
     lost = []
-    with single_steps():
-        for probe in probes:
-            result = pilot.route(probe)
-            if result.skill is not None and result.skill.id != skill.id:
-                lost.append((probe, result.skill.id, result.confidence))
+    for probe in probes:
+        result = pilot.route(probe)
+        if result.skill is not None and result.skill.id != skill.id and result.decision != "passthrough":
+            lost.append((probe, result.skill.id, result.confidence))
+    return lost
+
+
+def _confusable(lost: list[tuple[str, str, float]], claims: int) -> list[Finding]:
     if not lost:
         return []
     rivals = sorted({rival for _, rival, _ in lost})
     return [Finding(
         "confusable", "warning",
-        f"what it says it does routes to {', '.join(rivals)}",
-        tuple(f"{_excerpt(probe)!r} routes to {rival} ({confidence:.2f})" for probe, rival, confidence in lost),
+        f"what it says it is for routes to {', '.join(rivals)}",
+        tuple(f"{_excerpt(probe)!r} routes to {rival} ({conf:.2f})" for probe, rival, conf in lost),
         f"say in the description what it does that {', '.join(rivals)} does not; or merge the skills",
-        round(CONFUSABLE_PENALTY * len(lost) / len(probes), 1),
+        round(CONFUSABLE_PENALTY * len(lost) / claims, 1),
     )]
 
 
@@ -282,8 +304,8 @@ def _prefer_when(index: int, skills: Sequence[IndexedSkill], group: ConflictGrou
     if group is None or skill.skill.route.prefer_when:
         return []
     rivals = [skills[i] for i in group.indices if i != index]
-    # The words the resolver would count for this member: its own, used by no rival.
-    text = " ".join((skill.name.replace("-", " "), *skill.fingerprint.keywords, skill.skill.description))
+    # Its salient words (name, keywords) that the resolver would count for it: used by no rival.
+    text = " ".join((skill.name.replace("-", " "), *skill.fingerprint.keywords))
     suggested = _own_words(text, skill, rivals)[:MAX_SUGGESTIONS]
     words = f": {', '.join(suggested)}" if suggested else " (no word sets it apart yet: add one)"
     return [Finding(

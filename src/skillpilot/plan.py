@@ -7,25 +7,32 @@ empty unless the message splits into at least two steps that go to different ski
 
 How, cheapest test first:
 
-1. Markers. A message is cut where it chains requests: "then", "and then", "after that",
-   "afterwards", "also", "as well as", "plus", "additionally", a plain "and", the end of a
-   sentence followed by another one, and the Chinese 然后 / 之后 / 接着 / 随后 / 并且 / 最后 /
-   再 (not 再次 / 再见) / 同时 / 以及. A message without any marker is one step: no route is
-   run, so single-step messages cost one regular expression (microseconds). Commas are not
-   markers ("QC, normalize and cluster" is one task), nor is 和 (it joins nouns).
+1. Markers. A message is cut where it chains requests. Sequence markers say "in this order":
+   "then", "and then", "after that", "afterwards", 然后 / 之后 / 接着 / 随后 / 最后 / 再 (not
+   再次 / 再见). Other conjunctions only say "and": "also", "as well as", "plus", a plain "and",
+   并且 / 同时 / 以及. So does the end of a sentence followed by another ("... Additionally, ").
+   A message without any marker is one step and no clause is routed: it costs one regular
+   expression. Commas are not markers ("QC, normalize and cluster" is one task), nor is 和
+   (it joins nouns).
 2. Clauses. Pieces with fewer than two index terms (``skillpilot.text.tokenize``: "and why?",
    "please") are glued to the next piece, the last one to the previous.
 3. Routing. Each clause is routed with the same router (nested routes do not plan again). A
    clause asks for a skill when its confidence reaches ``STEP_CONFIDENCE``; a clause with a
-   sentence end on either side needs ``SENTENCE_STEP_CONFIDENCE``, because a sentence on its own
-   is often context ("checkout is throwing 500s. help me ..."). Clauses that ask for nothing are context and
-   join the step after them (or before them, at the end); neighbouring clauses that ask for the
-   same skill are one step, routed as its most confident clause.
-4. Acceptance. The plan stands when two or more different skills remain and splitting made the
-   router surer: the steps' mean confidence is at least the whole message's. A single-skill
-   message routes best whole (its clauses lose context), which is what keeps it in one piece:
-   on the development set (``../shared/bench/queries/real-dev.jsonl``, one skill each) 5 % or
-   fewer of the messages are split (``benchmarks/plan_eval.py``).
+   sentence end on either side needs ``SENTENCE_STEP_CONFIDENCE``, because a sentence on its
+   own is often context ("checkout is throwing 500s. help me ..."). Clauses that ask for
+   nothing are context and join the step after them (the last step, at the end); neighbouring
+   clauses that ask for the same skill are one step, routed as its most confident clause.
+4. Acceptance. The plan stands when two or more different skills remain, and either a sequence
+   marker starts a later step or splitting made the router surer: the steps' mean confidence
+   is at least the whole message's. A single-skill message routes best whole (its clauses lose
+   context), which is what keeps it in one piece: 7 of the 160 development messages
+   (``../shared/bench/queries/real-dev.jsonl``, one skill each) are split, 4.4 % against a 5 %
+   budget (``benchmarks/plan_eval.py``).
+
+Cost: a message with markers routes each clause once more (route p50 on the development set:
+9 ms without a marker, 25 ms with one, planned or not). ``SkillPilot.route`` therefore plans only
+messages with a sequence marker; ``skillpilot plan`` (and ``plan_steps``' default) considers
+every marker.
 """
 
 from __future__ import annotations
@@ -48,13 +55,16 @@ SENTENCE_STEP_CONFIDENCE = 0.45
 MIN_CLAUSE_TERMS = 2
 
 _MARKER = re.compile(
-    r"(?P<conjunction>"
-    r",?\s+(?:and\s+)?then\b,?\s*|,?\s+after\s+that\b,?\s*|,?\s+afterwards\b,?\s*"
-    r"|,?\s+(?:and\s+)?also\b,?\s*|,?\s+as\s+well\s+as\s+|,?\s+plus\s+|,?\s+and\s+"
-    r"|\s*(?:然后|之后|接着|随后|并且|最后|再(?![次见])|同时|以及)\s*)"
+    # Sequence markers say "in this order" outright; the other conjunctions only "and".
+    r"(?P<sequence>,?\s+(?:and\s+)?then\b,?\s*|,?\s+after\s+that\b,?\s*|,?\s+afterwards\b,?\s*"
+    r"|\s*(?:然后|之后|接着|随后|最后|再(?![次见]))\s*)"
+    r"|(?P<conjunction>,?\s+(?:and\s+)?also\b,?\s*|,?\s+as\s+well\s+as\s+|,?\s+plus\s+|,?\s+and\s+"
+    r"|\s*(?:并且|同时|以及)\s*)"
     r"|(?P<sentence>(?<=[.!?;])\s+(?:additionally,?\s*)?(?=\S)|(?<=[。！？；])\s*(?=\S))",
     re.IGNORECASE,
 )
+# Commas and semicolons left at a clause's ends by the cut (the models read "X，" unlike "X").
+_LEFTOVER = " \t\r\n,;，；、"
 # Set inside ``single_steps``: the clauses of a message are routed without planning again.
 _planning: ContextVar[bool] = ContextVar("skillpilot_planning", default=False)
 
@@ -67,44 +77,49 @@ class Router(Protocol):
 
 @dataclass(frozen=True)
 class Clause:
-    """A piece of a message; ``sentence`` when a sentence end is at either side of it."""
+    """A piece of a message: ``sentence`` when a sentence end is at either side of it,
+    ``sequence`` when a sequence marker ("then", 然后 ...) introduced it."""
 
     text: str
     sentence: bool
+    sequence: bool
 
 
 def split(message: str) -> list[Clause]:
     """The clauses of ``message`` (steps 1 and 2 of the module docstring); one clause when it
     has no marker. A glued clause keeps the words between its pieces ("what's X, and why?")."""
-    # (start, end, whether a sentence end introduced it) of each piece between markers
-    pieces: list[tuple[int, int, bool]] = []
-    start, after_sentence = 0, False
+    # (start, end, the marker that introduced it) of each piece between markers
+    pieces: list[tuple[int, int, str]] = []
+    start, kind = 0, "start"
     for match in _MARKER.finditer(message):
-        pieces.append((start, match.start(), after_sentence))
-        start, after_sentence = match.end(), match.lastgroup == "sentence"
-    pieces.append((start, len(message), after_sentence))
-    spans: list[tuple[int, int, bool]] = []
+        pieces.append((start, match.start(), kind))
+        start, kind = match.end(), match.lastgroup or "conjunction"
+    pieces.append((start, len(message), kind))
+    spans: list[tuple[int, int, bool, bool]] = []  # (start, end, sentence, sequence)
     begin: int | None = None  # start of a short piece waiting to be glued to the next
-    sentence = False
-    for number, (start, stop, after_sentence) in enumerate(pieces):
+    sentence = sequence = False
+    for number, (start, stop, kind) in enumerate(pieces):
         begin = start if begin is None else begin
-        followed = number + 1 < len(pieces) and pieces[number + 1][2]
-        sentence = sentence or after_sentence or followed
+        followed = number + 1 < len(pieces) and pieces[number + 1][2] == "sentence"
+        sentence = sentence or kind == "sentence" or followed
+        sequence = sequence or kind == "sequence"
         if len(tokenize(message[begin:stop])) >= MIN_CLAUSE_TERMS:
-            spans.append((begin, stop, sentence))
-            begin, sentence = None, False
+            spans.append((begin, stop, sentence, sequence))
+            begin, sentence, sequence = None, False, False
     if not spans:
-        return [Clause(message.strip(), False)]
+        return [Clause(message.strip(), False, False)]
     if begin is not None:
-        last_start, _, last_sentence = spans.pop()
-        spans.append((last_start, len(message), last_sentence or sentence))
-    return [Clause(message[b:e].strip(), k) for b, e, k in spans]
+        # A short tail ("..., and why?") belongs to the clause before it.
+        last = spans.pop()
+        spans.append((last[0], len(message), last[2] or sentence, last[3]))
+    return [Clause(message[b:e].strip(_LEFTOVER), sen, seq) for b, e, sen, seq in spans]
 
 
 @dataclass
 class _Step:
     texts: list[str]
     route: RouteResult
+    sequence: bool
 
 
 @contextmanager
@@ -118,19 +133,24 @@ def single_steps() -> Iterator[None]:
         _planning.reset(token)
 
 
-def plan_steps(router: Router, message: str, confidence: float) -> tuple[PlanStep, ...]:
+def plan_steps(
+    router: Router, message: str, confidence: float, *, sequences_only: bool = False
+) -> tuple[PlanStep, ...]:
     """The ordered plan for ``message`` whose whole route had ``confidence``; () when it is one
-    step (see the module docstring)."""
+    step (see the module docstring). ``sequences_only`` plans only messages that say "in this
+    order" ("then", 然后 ...): what every ``route`` does, so a plain "and" costs no extra routes."""
     if _planning.get():
         return ()
     clauses = split(message)
-    if len(clauses) < 2:
+    if len(clauses) < 2 or (sequences_only and not any(c.sequence for c in clauses[1:])):
         return ()
     with single_steps():
         routes = [router.route(clause.text) for clause in clauses]
     steps = _steps(clauses, routes)
-    distinct = {step.route.skill.id for step in steps if step.route.skill is not None}
-    if len(distinct) < 2 or sum(s.route.confidence for s in steps) / len(steps) < confidence:
+    if len({step.route.skill.id for step in steps if step.route.skill is not None}) < 2:
+        return ()
+    surer = sum(s.route.confidence for s in steps) / len(steps) >= confidence
+    if not (surer or any(s.sequence for s in steps[1:])):
         return ()
     return tuple(
         PlanStep(" ".join(s.texts), s.route.skill, s.route.confidence, s.route.decision) for s in steps
@@ -152,7 +172,7 @@ def _steps(clauses: Sequence[Clause], routes: Sequence[RouteResult]) -> list[_St
             if route.confidence > previous.route.confidence:
                 previous.route = route
         else:
-            steps.append(_Step([*context, clause.text], route))
+            steps.append(_Step([*context, clause.text], route, clause.sequence))
         context = []
     if context and steps:
         steps[-1].texts.extend(context)

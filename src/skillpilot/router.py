@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +49,9 @@ from .model import (
     StageTrace,
     Stats,
 )
+from .plan import plan_steps
 from .retrieve.bm25 import BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever
-from .plan import plan_steps
 from .retrieve.fast import FastHit, FastMatcher
 from .text import cap_query
 
@@ -123,6 +124,7 @@ class SkillPilot:
         self._store = store
         self._encoders: list[Encoder] | None = None
         self._catalog_cache: _Catalog | None = None
+        self._query_pool: ThreadPoolExecutor | None = None
         self._feedback: FeedbackStore | None = None
         self._learned_cache: tuple[tuple[int, int, int], Learned] | None = None
         self.calibration: Calibration = shipped_calibration()
@@ -157,6 +159,9 @@ class SkillPilot:
         if self._feedback is not None:
             self._feedback.close()
             self._feedback = None
+        if self._query_pool is not None:
+            self._query_pool.shutdown()
+            self._query_pool = None
         self._catalog_cache = None
         self._learned_cache = None
 
@@ -270,12 +275,26 @@ class SkillPilot:
         if self._routes_at_once(fast_hits, lists.get("bm25")):
             method = "fast"
         else:
-            for retriever in catalog.dense:
-                vectors[retriever.encoder.name] = retriever.encode(query)
-                lists[retriever.name] = retriever.scores_for(vectors[retriever.encoder.name])
+            for retriever, vector in zip(catalog.dense, self._encode_query(query, catalog), strict=True):
+                vectors[retriever.encoder.name] = vector
+                lists[retriever.name] = retriever.scores_for(vector)
             keyword_found = bool(fast_hits) or bool(catalog.bm25 and lists["bm25"].any())
             method = ("hybrid" if keyword_found else "semantic") if catalog.dense else "fast"
         return Scored(lists, fast_hits, method, vectors)
+
+    def _encode_query(self, query: str, catalog: _Catalog) -> list[np.ndarray]:
+        """The query's vector from every dense retriever. With several models the others run
+        on a second thread while this one runs the first: onnxruntime and numpy release the
+        GIL, so on two cores the slowest model, not the sum, sets the latency."""
+        if not catalog.dense:
+            return []
+        first, *rest = catalog.dense
+        if not rest:
+            return [first.encode(query)]
+        if self._query_pool is None:
+            self._query_pool = ThreadPoolExecutor(max_workers=len(rest), thread_name_prefix="skillpilot-encode")
+        pending = [self._query_pool.submit(r.encode, query) for r in rest]
+        return [first.encode(query), *(f.result() for f in pending)]
 
     @staticmethod
     def _routes_at_once(fast_hits: list[FastHit], bm25: np.ndarray | None) -> bool:
@@ -387,9 +406,17 @@ class SkillPilot:
             unmet_preconditions=catalog.unmet[top.index],
             trace=stages,
             # Multi-skill messages: a regex check, and clause routes only when it finds markers.
-            plan=plan_steps(self, query, confidence),
+            plan=plan_steps(self, query, confidence, sequences_only=True),
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
         )
+
+    def plan(self, message: str) -> RouteResult:
+        """Route ``message`` and split it into ordered steps at every marker ("and", "then",
+        然后 ...), not only the sequence markers ``route`` plans on by itself."""
+        result = self.route(message)
+        if result.plan:
+            return result
+        return replace(result, plan=plan_steps(self, result.query, result.confidence))
 
     def _reasons(
         self,

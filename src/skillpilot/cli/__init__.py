@@ -59,8 +59,8 @@ PreconditionsOption = Annotated[
 StoreOption = Annotated[
     str | None,
     typer.Option("--store", envvar="SKILLPILOT_STORE",
-                 help="Index store: postgresql://user@host/db (extra [postgres]) or a SQLite file "
-                 "[default: $SKILLPILOT_HOME/index.sqlite]."),
+                 help="Index store: postgresql://user@host/db (needs the postgres extra) or a SQLite "
+                 "file; default: $SKILLPILOT_HOME/index.sqlite."),
 ]
 
 
@@ -346,7 +346,7 @@ def demo(
 
 
 def _register_optional_commands() -> None:
-    from . import bench_cmd, manage, surfaces
+    from . import authoring, bench_cmd, manage, surfaces
 
     bench_cmd.register(app)
     from . import market_cmd
@@ -354,6 +354,7 @@ def _register_optional_commands() -> None:
     market_cmd.register(app)
     manage.register(app)
     surfaces.register(app)
+    authoring.register(app)
     from . import omni_cmd
 
     omni_cmd.register(app)

@@ -24,8 +24,8 @@ from . import HomeOption, JsonOption, StoreOption, _pilot, _print_json, _run, ou
 
 CatalogOption = Annotated[
     Path | None,
-    typer.Option("--catalog", help="Catalog metadata file (signals, categories, weights) "
-                 "[default: $SKILLPILOT_HOME/market.yaml]."),
+    typer.Option("--catalog", help="Catalog metadata file (signals, categories, weights); "
+                 "default: $SKILLPILOT_HOME/market.yaml."),
 ]
 
 

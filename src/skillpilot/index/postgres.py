@@ -48,10 +48,11 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 SCHEMA_VERSION = "1"
 DEFAULT_SCHEMA = "skillpilot"
-# HNSW build parameters (pgvector defaults); ef_search trades recall for speed at query time.
+# HNSW parameters: pgvector's m, twice its ef_construction, and ef_search 200, which on the
+# 100k-skill benchmark (benchmarks/pg_scale.py) recalls far more than 100 at the same latency.
 HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 64
-HNSW_EF_SEARCH = 100
+HNSW_EF_CONSTRUCTION = 128
+HNSW_EF_SEARCH = 200
 # Any constant will do: it only has to be the same for every writer of one database.
 _WRITE_LOCK = 0x5D11_9170
 
@@ -258,11 +259,12 @@ class PostgresStore:
         return [(r, key, float(rank)) for r, key, rank in rows]
 
     def vector_search(
-        self, encoder: str, vector: np.ndarray, k: int, exact: bool = False
+        self, encoder: str, vector: np.ndarray, k: int, exact: bool = False, ef_search: int = HNSW_EF_SEARCH
     ) -> list[tuple[str, str, float]]:
         """Up to ``k`` skills whose first vector in space ``encoder`` is nearest ``vector`` by
         cosine, as (root, key, cosine similarity). ``exact`` scans every vector; otherwise the
-        HNSW index answers (approximate: it may miss a true neighbour)."""
+        HNSW index answers, visiting ``ef_search`` candidates (approximate: it may miss a true
+        neighbour; more candidates, better recall, slower)."""
         dims = self._rows("SELECT dim FROM vectors WHERE encoder=%s LIMIT 1", (encoder,))
         if not dims or k <= 0:
             return []
@@ -276,7 +278,7 @@ class PostgresStore:
         literal = _vector_literal(vector)
         try:
             with self._db.transaction():
-                self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(HNSW_EF_SEARCH)))
+                self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef_search)))
                 if exact:
                     self._db.execute("SET LOCAL enable_indexscan = off")
                 rows = self._db.execute(query, (literal, literal, k)).fetchall()

@@ -96,7 +96,8 @@ def explain(
     for place, candidate in enumerate(shown, start=1):
         listing = listings[candidate.index]
         evidence = ", ".join(f"{names.get(r, r)} rank {n}" for r, n in sorted(candidate.ranks.items()))
-        notes = [f"relevance {candidate.relevance:.2f} ({evidence or 'no retriever ranked it'})"]
+        notes = [f"relevance {candidate.relevance:.2f} ({evidence})" if evidence
+                 else "no query: ordered by its signals alone"]
         if candidate.similarity is not None:
             notes.append(f"public-text similarity {candidate.similarity:.2f}")
         for signal, value in candidate.contributions.items():

@@ -19,7 +19,7 @@ the others are named in its ``duplicates``); a candidate whose public similarity
 below the profile's ``min_similarity`` is not shown (half of it for a search's keyword
 matches), so a short list beats filler; the shown skills are re-read from the store (``SkillStore.fetch``)
 after ranking, and one deleted meanwhile is dropped. State is cached per index generation and
-catalog-file modification time.
+catalog-file modification time and size.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class MarketHit:
 class _State:
     """Everything public ranking needs, built from one index generation and catalog file."""
 
-    key: tuple[int, int | None]
+    key: tuple[int, tuple[int, int] | None]
     catalog: CatalogFile
     skills: list[IndexedSkill]
     listings: list[Listing]
@@ -117,15 +117,17 @@ class Market:
 
     # -- state ------------------------------------------------------------------------------
     def _state(self) -> _State:
-        skills = self.pilot.skills()
-        stamp = self.catalog_path.stat().st_mtime_ns if self.catalog_path.is_file() else None
+        # The generation is read first: a write landing in between makes the next call rebuild.
+        info = self.catalog_path.stat() if self.catalog_path.is_file() else None
+        stamp = (info.st_mtime_ns, info.st_size) if info else None
         key = (self.pilot.store.generation(), stamp)
+        skills = self.pilot.skills()
         with self._lock:
             if self._cached is None or self._cached.key != key:
                 self._cached = self._build(key, skills)
             return self._cached
 
-    def _build(self, key: tuple[int, int | None], skills: list[IndexedSkill]) -> _State:
+    def _build(self, key: tuple[int, tuple[int, int] | None], skills: list[IndexedSkill]) -> _State:
         catalog = read_catalog_file(self.catalog_path)
         listings = [listing_of(s, catalog) for s in skills]
         public = [public_projection(s, listing) for s, listing in zip(skills, listings, strict=True)]

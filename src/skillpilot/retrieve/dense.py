@@ -38,8 +38,8 @@ class EmbeddingRecipe:
 
     version = "parts-v2"
 
-    def __call__(self, skill: Skill, fp: Fingerprint) -> list[str]:
-        return embedding_texts(skill, fp)
+    def __call__(self, skill: Skill, fingerprint: Fingerprint) -> list[str]:
+        return embedding_texts(skill, fingerprint)
 
 
 def embedding_texts(skill: Skill, fp: Fingerprint) -> list[str]:

@@ -1,0 +1,183 @@
+"""``skillpilot lint``: real SKILL.md files, the real router and models, exact findings."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillpilot import SkillPilot
+from skillpilot.lint import Finding, SkillLint, lint
+
+from .conftest import EXAMPLES, write_skill
+
+MISSING_ENV = "SKILLPILOT_LINT_TEST_TOKEN"
+
+
+def _skills(root: Path) -> Path:
+    write_skill(root, "pdf-tools", "name: pdf-tools\ndescription: PDF tools.",
+                "# PDF tools\n\nMerge, split and rotate PDF files with qpdf.\n")
+    write_skill(root, "slack-post", """
+        name: slack-post
+        description: Post a message to a Slack channel. Use when the user wants to send a message to Slack.
+        """, "# Slack post\n\nSend the message with the Slack API.\n")
+    write_skill(root, "slack-message", """
+        name: slack-message
+        description: Send a message to a Slack channel or a Slack user. Use when the user wants to message
+          someone on Slack, including direct messages.
+        """, "# Slack message\n\nSend the message with the Slack API, to a channel or as a direct message.\n")
+    write_skill(root, "deploy-app", """
+        name: deploy-app
+        description: Deploy the web app to the staging server with the deploy script. Use when the user wants
+          to deploy or ship the app to staging.
+        route:
+          triggers: [deploy the app]
+        """, "# Deploy\n\nRun ./deploy.sh staging.\n")
+    write_skill(root, "release-app", """
+        name: release-app
+        description: Release the web app to production after the checks pass, and tag the release in git.
+          Use when the user wants to release to production.
+        route:
+          triggers: [deploy the app to production]
+        """, "# Release\n\nRun the checks, then ./deploy.sh production and git tag.\n")
+    write_skill(root, "docx-merge", """
+        name: docx-merge
+        description: Merge several Word documents into one file, keeping their styles. Use when the user
+          wants to combine .docx files.
+        """, "# Merge\n\nUse python-docx.\n")
+    write_skill(root, "office-tools", """
+        name: office-tools
+        description: Work with office files of every kind. Merge several Word documents into one file.
+          Convert spreadsheets to CSV and count words in documents.
+        """, "# Office\n\nVarious helpers.\n")
+    write_skill(root, "weather-report", f"""
+        name: weather-report
+        description: Fetch the weather forecast for a city from the weather API. Use when the user asks
+          about the weather, rain or temperature somewhere.
+        requires:
+          env: [{MISSING_ENV}]
+        """, "# Weather\n\nCall the API with the token.\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SkillLint]:
+    root = _skills(tmp_path_factory.mktemp("lint-skills"))
+    pilot = SkillPilot(home=tmp_path_factory.mktemp("lint-home"), preconditions=False, feedback_enabled=False)
+    pilot.index([root])
+    results = lint(pilot)
+    assert [r.score for r in results] == sorted(r.score for r in results)
+    return {r.id: r for r in results}
+
+
+def _finding(report: SkillLint, code: str) -> Finding:
+    found = [f for f in report.findings if f.code == code]
+    assert len(found) == 1, [f.code for f in report.findings]
+    return found[0]
+
+
+def test_short_description_is_an_error(reports: dict[str, SkillLint]) -> None:
+    report = reports["pdf-tools"]
+    short = _finding(report, "short-description")
+    assert (short.severity, short.evidence) == ("error", ("description: 'PDF tools.'",))
+    use_when = _finding(report, "no-use-when")
+    assert use_when.fix == "add a 'Use when the user ...' sentence to the description"
+    assert report.score == 100 - short.penalty - use_when.penalty
+    assert report.failing
+
+
+def test_conflict_group_without_prefer_when_gets_words_only_it_uses(reports: dict[str, SkillLint]) -> None:
+    finding = _finding(reports["slack-message"], "missing-prefer-when")
+    assert finding.evidence[0].startswith("conflict group ")
+    assert finding.evidence[0].endswith("slack-message, slack-post")
+    assert "direct" in finding.fix.split(": ", 1)[1].split(", ")
+    assert "post" in _finding(reports["slack-post"], "missing-prefer-when").fix
+
+
+def test_trigger_colliding_with_another_skills_trigger(reports: dict[str, SkillLint]) -> None:
+    collision = _finding(reports["release-app"], "trigger-collision")
+    assert collision.evidence == (
+        "trigger 'deploy the app to production' also fires deploy-app's trigger 'deploy the app'",
+    )
+    assert collision.severity == "error"
+    # The shorter trigger does not contain the longer one: no collision the other way.
+    assert all(f.code != "trigger-collision" for f in reports["deploy-app"].findings)
+
+
+def test_own_sentence_routing_to_another_skill_is_confusable(reports: dict[str, SkillLint]) -> None:
+    confusable = _finding(reports["office-tools"], "confusable")
+    assert confusable.message == "what it says it is for routes to docx-merge"
+    assert confusable.evidence[0].startswith(
+        "'Merge several Word documents into one file' routes to docx-merge ("
+    )
+    assert all(f.code != "confusable" for f in reports["docx-merge"].findings)
+
+
+def test_unmet_preconditions_are_information_only(reports: dict[str, SkillLint]) -> None:
+    assert MISSING_ENV not in os.environ
+    report = reports["weather-report"]
+    finding = _finding(report, "unmet-preconditions")
+    assert (finding.severity, finding.penalty) == ("info", 0.0)
+    assert finding.evidence == (f"env {MISSING_ENV} is not set",)
+    assert report.score == 100.0 and not report.failing
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SkillLint]:
+    home = tmp_path_factory.mktemp("lint-examples")
+    pilot = SkillPilot(home=home, preconditions=False, feedback_enabled=False)
+    pilot.index([EXAMPLES / "skills"])
+    return {r.id: r for r in lint(pilot)}
+
+
+def test_example_skills(examples: dict[str, SkillLint]) -> None:
+    vague = _finding(examples["translate-text"], "vague-description")
+    assert "closer to localize-app-strings's description" in vague.evidence[0]
+    assert examples["git-commit"].score == 100.0 and not examples["git-commit"].findings
+    # csv-analyze's body sends charts to spreadsheet-charts: a redirect, not a claim.
+    assert all(f.code != "confusable" for f in examples["csv-analyze"].findings)
+
+
+def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    # Keyword-only keeps each process fast; the checks that need meaning are tested above.
+    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
+    return subprocess.run(
+        [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def test_cli_strict_fails_on_warnings_and_unreadable_files(isolated_home: Path, tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "pdf-tools", "name: pdf-tools\ndescription: PDF tools.", "# PDF\n\nMerge PDF files.\n")
+    proc = _cli("lint", str(root), "--strict", "--json", home=isolated_home)
+    assert proc.returncode == 4, proc.stderr
+    data = json.loads(proc.stdout)
+    assert (data["failing"], data["skipped"]) == (1, [])
+    assert data["skills"][0]["id"] == "pdf-tools" and data["skills"][0]["failing"] is True
+    assert {f["code"] for f in data["skills"][0]["findings"]} == {"short-description", "no-use-when"}
+    assert _cli("lint", str(root), home=isolated_home).returncode == 0
+
+    clean = tmp_path / "clean"
+    shutil.copytree(EXAMPLES / "skills" / "git-commit", clean / "git-commit")
+    assert _cli("lint", str(clean), "--strict", home=isolated_home).returncode == 0
+    broken = clean / "broken" / "SKILL.md"
+    broken.parent.mkdir()
+    broken.write_text("no frontmatter here\n", encoding="utf-8")
+    proc = _cli("lint", str(clean), "--strict", home=isolated_home)
+    assert proc.returncode == 4
+    assert f"skipped {broken}" in proc.stderr
+
+
+def test_cli_without_paths_lints_the_index(isolated_home: Path) -> None:
+    proc = _cli("lint", home=isolated_home)
+    assert proc.returncode == 0
+    assert proc.stdout == "no skills to lint: run `skillpilot index` first, or pass skill folders\n"
+    assert _cli("index", str(EXAMPLES / "skills"), home=isolated_home).returncode == 0
+    proc = _cli("lint", "--json", home=isolated_home)
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["skills"]) == 16
