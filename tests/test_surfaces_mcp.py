@@ -20,12 +20,20 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.types import CallToolResult  # noqa: E402
 
 from skillpilot import SkillPilot  # noqa: E402
+from skillpilot.omni import load_triples  # noqa: E402
+from skillpilot.ontoskills import shapes  # noqa: E402
 from skillpilot.serve.mcp import build_server  # noqa: E402
 
 from .conftest import write_skill  # noqa: E402
 from .surfaces_util import SKILL_COUNT, indexed  # noqa: E402
 
 SEARCH_KEYS = {"skill_id", "qualified_id", "score", "matched_by", "intents", "aliases", "trust_tier"}
+TOOLS = {"route", "ontoskill", "find_skill", "omni_retrieve", "lint_skill"}
+TRIPLES = (
+    "subject,predicate,object,subject_type,object_type\n"
+    "张三,参与,项目A,人物,项目\n"
+    "李四,参与,项目A,人物,项目\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +60,7 @@ def test_tools_resource_and_route_in_process(pilot: SkillPilot) -> None:
             return tools, resources, schema.text, routed  # type: ignore[union-attr]
 
     tools, resources, schema, routed = anyio.run(session)
-    assert tools == {"route", "ontoskill", "find_skill"}
+    assert tools == TOOLS
     assert resources == ["ontology://schema"]
     assert len(schema.encode("utf-8")) < 4096
     assert set(json.loads(schema)["classes"]) == {"Skill", "RouteResult", "SearchResult", "SkillContext"}
@@ -145,7 +153,6 @@ def test_find_skill_lists_searches_and_filters(pilot: SkillPilot) -> None:
     found = call(pilot, "find_skill", {"intent": "resize banner.png to 1200 pixels wide"}).structured_content
     assert found is not None
     assert found["results"][0]["id"] == "image-resize"
-    assert found["notes"] == ["marketplace search is not available yet: scope 'market' has no results"]
 
     filtered = call(
         pilot,
@@ -162,9 +169,84 @@ def test_find_skill_lists_searches_and_filters(pilot: SkillPilot) -> None:
     assert ids and "csv-analyze" not in ids
     assert {r["side_effects"] for r in filtered["results"]} == {"read-only"}
 
+
+def test_find_skill_in_the_market_calls_the_market_facade(pilot: SkillPilot) -> None:
     market = call(pilot, "find_skill", {"intent": "resize an image", "scope": "market"}).structured_content
     assert market is not None
-    assert market["results"] == [] and market["notes"]
+    assert (market["mode"], market["scope"], market["errors"]) == ("search", "market", [])
+    top = market["results"][0]
+    assert (top["id"], top["sources"], top["installed"]) == ("image-resize", ["market"], False)
+    assert top["explanation"] and "path" not in top and "body" not in top
+
+    both = call(pilot, "find_skill", {"intent": "resize an image", "scope": "all", "top_k": 3})
+    data = both.structured_content
+    assert data is not None
+    assert data["results"][0]["id"] == "image-resize"
+    assert data["results"][0]["sources"] == ["market", "installed"]
+    assert data["results"][0]["path"].endswith("image-resize")
+
+    read_only = call(
+        pilot,
+        "find_skill",
+        {"intent": "", "scope": "all", "top_k": 100, "filters": {"side_effects": ["read-only"]}},
+    ).structured_content
+    assert read_only is not None
+    assert {r["id"] for r in read_only["results"]} == {"csv-analyze", "meeting-notes", "translate-text"}
+
+
+def test_ontoskill_keyword_only_search_is_ontoskills_bm25_field_by_field(tmp_path: Path) -> None:
+    keywords = indexed(tmp_path / "home", enable_semantic=False)
+    answer = call(keywords, "ontoskill", {"q": "commit my changes", "top_k": 3})
+    data = answer.structured_content
+    assert data is not None
+    views = [shapes.view(s) for s in keywords.skills()]
+    assert data == shapes.KeywordSearch(views).search("commit my changes", 3)
+    assert (data["mode"], data["results"][0]["skill_id"]) == ("bm25", "git-commit")
+    # OntoSkills' serde order, raw BM25 scores (not 0-1), its cut-off (min 0.1) and no aliases
+    # for a workspace skill (they come from the install lock).
+    assert all(list(r) == sorted(SEARCH_KEYS) for r in data["results"])
+    assert all(r["score"] >= 0.1 and r["aliases"] == [] for r in data["results"])
+    assert data["results"][0]["score"] > 1
+    assert answer.content[0].text.splitlines()[:2] == [  # type: ignore[union-attr]
+        "Search mode: bm25",
+        "- git-commit [local]: commit my changes; write a commit message",
+    ]
+    # A skill id still answers with the skill context.
+    context = call(keywords, "ontoskill", {"q": "git-commit"}).structured_content
+    assert context is not None and context["skill"]["qualified_id"] == "local/git-commit"
+
+
+def test_omni_retrieve_answers_in_the_seed_shape(tmp_path: Path) -> None:
+    omni = indexed(tmp_path / "home")
+    triples = tmp_path / "triples.csv"
+    triples.write_text(TRIPLES, encoding="utf-8")
+    load_triples(omni.settings, triples, "default")
+    answer = call(
+        omni, "omni_retrieve", {"query": "张三和李四是什么关系？", "sources": ["graph"], "maxTokens": 300}
+    )
+    assert answer.is_error is False
+    data = answer.structured_content
+    assert data is not None
+    assert list(data) == ["intent", "sources", "items", "contextText", "warnings", "truncated"]
+    assert (data["sources"], data["warnings"], data["truncated"]) == (["graph"], [], False)
+    assert data["items"][0]["snippet"] == "张三 → 参与 → 项目A ← 参与 ← 李四"
+    assert data["contextText"].startswith("【图谱关联】\n[1] 张三（人物）")
+
+
+def test_lint_skill_by_id_and_by_path(pilot: SkillPilot, tmp_path: Path) -> None:
+    by_id = call(pilot, "lint_skill", {"skill": "git-commit"}).structured_content
+    assert by_id is not None
+    assert [s["id"] for s in by_id["skills"]] == ["git-commit"]
+    assert set(by_id["skills"][0]) == {"id", "key", "path", "score", "findings", "failing"}
+
+    write_skill(tmp_path / "draft", "tidy", "name: tidy\ndescription: Tidy things.", body="Tidy up.\n")
+    by_path = call(pilot, "lint_skill", {"path": str(tmp_path / "draft")}).structured_content
+    assert by_path is not None
+    (tidy,) = by_path["skills"]
+    assert tidy["failing"] is True and by_path["failing"] == 1
+    short = next(f for f in tidy["findings"] if f["code"] == "short-description")
+    assert short["evidence"] == ["description: 'Tidy things.'"]
+    assert short["fix"] and short["severity"] == "error"
 
 
 @pytest.mark.parametrize(
@@ -194,6 +276,17 @@ def test_find_skill_lists_searches_and_filters(pilot: SkillPilot) -> None:
         ("ontoskill", {"top_k": 3}, "q", None),
         ("ontoskill", {"q": "  "}, "q", None),
         ("route", {"message": 42}, "message", None),
+        (
+            "omni_retrieve",
+            {"query": "who is 张三", "sources": ["web"]},
+            "sources",
+            ["attachment", "knowledge", "graph"],
+        ),
+        ("omni_retrieve", {"query": "who is 张三", "maxTokens": 0}, "maxTokens", None),
+        ("omni_retrieve", {"sessionId": "s1"}, "query", None),
+        ("lint_skill", {}, "skill", None),
+        ("lint_skill", {"skill": "git-commit", "path": "."}, "skill", None),
+        ("lint_skill", {"path": "/no/such/skill-folder"}, "path", None),
     ],
 )
 def test_bad_arguments_are_structured_errors(
@@ -291,7 +384,7 @@ def test_streamable_http_session_with_a_real_process(tmp_path: Path) -> None:
     finally:
         server.terminate()
         stdout, stderr = server.communicate(timeout=60)
-    assert tools == {"route", "ontoskill", "find_skill"}
+    assert tools == TOOLS
     assert json.loads(schema)["prefix"] == "local"
     assert stdout == ""
     assert f"SkillPilot MCP server on http://127.0.0.1:{port}/mcp" in stderr

@@ -17,12 +17,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import yaml
 
 from .errors import ConfigError
 from .model import TRUST_TIERS
+
+# What the routing log keeps of a message (skillpilot.routelog).
+QueryPrivacy = Literal["text", "hash", "off"]
+QUERY_PRIVACY: tuple[QueryPrivacy, ...] = get_args(QueryPrivacy)
 
 DEFAULT_SKILL_DIRS = ("~/.claude/skills", "~/.openclaw/skills")
 ENCODERS = ("minilm", "use-multilingual", "openai")
@@ -89,6 +93,14 @@ OPTIONS: tuple[Option, ...] = (
         "feedback.enabled", "feedback_enabled", "learn from confirm / correct / ignore feedback (true/false)"
     ),
     Option("feedback.batchSize", "feedback_batch", "how many new signals trigger a re-fit (>= 1)"),
+    Option("log.enabled", "log_enabled", "append each route decision to log.sqlite in the home (true/false)"),
+    Option(
+        "log.queries",
+        "log_queries",
+        f"what the routing log keeps of each message: {', '.join(QUERY_PRIVACY)} (hash: SHA-256 only)",
+    ),
+    Option("log.maxRows", "log_max_rows", "the routing log keeps at most this many decisions (>= 1)"),
+    Option("log.maxAgeDays", "log_max_age_days", "the routing log forgets decisions older than this (> 0)"),
     Option(
         "prefer",
         "prefer",
@@ -171,6 +183,10 @@ class Settings:
     conflict_threshold: float = 0.5
     feedback_enabled: bool = True
     feedback_batch: int = 1
+    log_enabled: bool = True
+    log_queries: str = "text"
+    log_max_rows: int = 100_000
+    log_max_age_days: float = 30.0
     prefer: dict[str, str] = field(default_factory=dict)
     trust_tiers: dict[str, str] = field(default_factory=dict)
     # Omni-retrieval (skillpilot.omni): the seed's 8000 ms for the whole call, retry 1; each
@@ -191,6 +207,10 @@ class Settings:
     @property
     def feedback_path(self) -> Path:
         return self.home / "feedback.sqlite"
+
+    @property
+    def log_path(self) -> Path:
+        return self.home / "log.sqlite"
 
     @property
     def omni_path(self) -> Path:
@@ -301,6 +321,9 @@ def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
         ),
         ("conflict_threshold", 0.0 < settings.conflict_threshold <= 1.0, "must be in (0, 1]"),
         ("feedback_batch", settings.feedback_batch >= 1, "must be >= 1"),
+        ("log_queries", settings.log_queries in QUERY_PRIVACY, f"must be one of {', '.join(QUERY_PRIVACY)}"),
+        ("log_max_rows", settings.log_max_rows >= 1, "must be >= 1"),
+        ("log_max_age_days", settings.log_max_age_days > 0, "must be > 0 (days)"),
         *(
             (name, getattr(settings, name) > 0, "must be > 0 (milliseconds)")
             for name in (

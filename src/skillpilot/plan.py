@@ -133,6 +133,11 @@ def single_steps() -> Iterator[None]:
         _planning.reset(token)
 
 
+def in_single_steps() -> bool:
+    """True inside ``single_steps``: the route is a piece of a decision, not one of its own."""
+    return _planning.get()
+
+
 def plan_steps(
     router: Router, message: str, confidence: float, *, sequences_only: bool = False
 ) -> tuple[PlanStep, ...]:

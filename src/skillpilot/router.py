@@ -9,6 +9,7 @@
     conflicts    settle a contest inside a conflict group      -> Resolution
     decide       calibrated confidence + thresholds            -> RouteResult
     plan         several requests in one message: each routed  -> RouteResult.plan
+    routelog     every decision appended to log.sqlite         -> LogEntry
 
 Everything heavy (the index, the models, the BM25 postings) is loaded once on first use and
 reloaded only when the store's generation changes, so a long-lived router stays warm.
@@ -31,7 +32,7 @@ from .config import Settings, load_settings
 from .conflicts import ConflictGroup, Resolution, detect_conflicts, group_of, promoted, resolve
 from .decide import Calibration, confidence_signals, decide, shipped_calibration
 from .encoders import Encoder, get_encoder
-from .errors import SkillNotFoundError
+from .errors import SkillNotFoundError, StoreError
 from .feedback import Adjustment, FeedbackStore, Learned, Signal, learn
 from .fingerprint import unmet_preconditions
 from .fuse import Candidate, fuse, weight_for
@@ -49,10 +50,11 @@ from .model import (
     StageTrace,
     Stats,
 )
-from .plan import plan_steps
+from .plan import in_single_steps, plan_steps
 from .retrieve.bm25 import BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever
 from .retrieve.fast import FastHit, FastMatcher
+from .routelog import RouteLog
 from .text import cap_query
 
 log = logging.getLogger(__name__)
@@ -103,13 +105,17 @@ class _Catalog:
 
 
 class SkillPilot:
-    """Index skills and route messages to them. ``SkillPilot(home=..., **setting_overrides)``."""
+    """Index skills and route messages to them. ``SkillPilot(home=..., **setting_overrides)``.
+
+    ``surface`` labels this router's decisions in the routing log (``cli``, ``http``, ``mcp``,
+    ``hook`` ...; ``library`` by default)."""
 
     def __init__(
         self,
         home: Path | str | None = None,
         settings: Settings | None = None,
         store: SkillStore | None = None,
+        surface: str = "library",
         **overrides: Any,
     ) -> None:
         if settings is None:
@@ -117,6 +123,7 @@ class SkillPilot:
         elif overrides:
             settings = settings.with_overrides(**overrides)
         self.settings = settings
+        self.surface = surface
         # Routing multiplies one query vector by the skill matrix: with several BLAS threads
         # that small product spends more time synchronising than computing (10 ms instead of
         # 0.1 ms on a busy 2-core machine), so SkillPilot keeps BLAS single-threaded.
@@ -126,6 +133,7 @@ class SkillPilot:
         self._catalog_cache: _Catalog | None = None
         self._query_pool: ThreadPoolExecutor | None = None
         self._feedback: FeedbackStore | None = None
+        self._route_log: RouteLog | None = None
         self._learned_cache: tuple[tuple[int, int, int], Learned] | None = None
         self.calibration: Calibration = shipped_calibration()
 
@@ -152,7 +160,19 @@ class SkillPilot:
             self._feedback = FeedbackStore(self.settings.feedback_path)
         return self._feedback
 
+    @property
+    def route_log(self) -> RouteLog:
+        if self._route_log is None:
+            settings = self.settings
+            self._route_log = RouteLog(
+                settings.log_path, settings.log_queries, settings.log_max_rows, settings.log_max_age_days
+            )
+        return self._route_log
+
     def close(self) -> None:
+        if self._route_log is not None:
+            self._route_log.close()
+            self._route_log = None
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -333,9 +353,23 @@ class SkillPilot:
             scored.method = "no-match"
         return catalog, candidates, scored
 
-    def route(self, query: str, trace: bool = False) -> RouteResult:
+    def route(self, query: str, trace: bool = False, surface: str | None = None) -> RouteResult:
         """Pick the skill for ``query``; always one ``RouteResult`` (pass-through is a result).
-        The trace is included when asked for or when the ``debug`` setting is on."""
+        The trace is included when asked for or when the ``debug`` setting is on. The decision
+        is appended to the routing log (``log.enabled``) under ``surface`` (default: the
+        router's own); a clause routed while planning is part of its message's decision and
+        is not."""
+        result = self._route(query, trace)
+        if self.settings.log_enabled and not in_single_steps():
+            try:
+                self.route_log.record(result, surface or self.surface)
+            except StoreError as exc:
+                # The route is the product and the log a record of it: an unwritable log
+                # (read-only home, full disk) is reported, and the agent still gets its skill.
+                log.warning("%s", exc)
+        return result
+
+    def _route(self, query: str, trace: bool) -> RouteResult:
         started = time.perf_counter()
         trace = trace or self.settings.debug
         query = cap_query(query)

@@ -62,10 +62,10 @@ def route(settings: Settings, prompt: str) -> RouteResult:
     info = read_serve_file(settings.home)
     if info is not None:
         try:
-            return route_via_service(info, prompt, SERVICE_TIMEOUT)
+            return route_via_service(info, prompt, SERVICE_TIMEOUT, surface="hook")
         except (OSError, ValueError) as exc:
             log.info("the service at %s did not answer (%s); routing in-process", info.url, exc)
-    pilot = SkillPilot(settings=settings)
+    pilot = SkillPilot(settings=settings, surface="hook")
     try:
         return pilot.route(prompt)
     finally:

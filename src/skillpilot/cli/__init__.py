@@ -64,8 +64,8 @@ StoreOption = Annotated[
 ]
 
 
-def _pilot(home: Path | None, store: str | None = None, **overrides: Any) -> SkillPilot:
-    return SkillPilot(home=home, store=open_store(store) if store else None, **overrides)
+def _pilot(home: Path | None, store: str | None = None, surface: str = "cli", **overrides: Any) -> SkillPilot:
+    return SkillPilot(home=home, store=open_store(store) if store else None, surface=surface, **overrides)
 
 
 def _print_json(data: Any) -> None:
@@ -355,8 +355,10 @@ def _register_optional_commands() -> None:
     manage.register(app)
     surfaces.register(app)
     authoring.register(app)
-    from . import omni_cmd
+    from . import log_cmd, omni_cmd, watch_cmd
 
+    log_cmd.register(app)
+    watch_cmd.register(app)
     omni_cmd.register(app)
     from . import onto_cmd  # imports no rdflib: the [ontoskills] extra is needed only when used
 

@@ -41,7 +41,7 @@ def mcp(
     from importlib import import_module
 
     server = _run(lambda: import_module("skillpilot.serve.mcp"))
-    pilot = _run(lambda: _pilot(home))
+    pilot = _run(lambda: _pilot(home, surface="mcp"))
 
     def ready(url: str) -> None:
         err.print(f"SkillPilot MCP server on {url} (streamable HTTP)", markup=False, soft_wrap=True)
@@ -68,7 +68,7 @@ def serve(
     from importlib import import_module
 
     http = _run(lambda: import_module("skillpilot.serve.http"))
-    pilot = _run(lambda: _pilot(home))
+    pilot = _run(lambda: _pilot(home, surface="http"))
 
     def ready(url: str) -> None:
         err.print(

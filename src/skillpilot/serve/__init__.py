@@ -6,7 +6,7 @@ service without the ``[server]`` extra:
 - ``serve.json`` in ``$SKILLPILOT_HOME`` says where the resident service listens
   (:func:`write_serve_file` / :func:`read_serve_file` / :func:`remove_serve_file`);
 - :class:`SharedPilot` lets a server's worker threads share one warm ``SkillPilot``;
-- :class:`Refresher` re-scans the indexed skill folders every ``index.refreshInterval`` minutes.
+- :class:`Refresher` re-indexes the skill folders when they change (``skillpilot.watch``).
 
 Guarantees: ``serve.json`` is replaced atomically and readable by its owner only (it may hold
 the bearer token); a missing, unreadable or malformed file reads as "no service".
@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..config import Settings
+from ..model import IndexReport
 from ..router import SkillPilot
+from ..watch import IndexWatcher
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +113,10 @@ class SharedPilot:
             return call(self.pilot)
 
 
-class Refresher:
-    """Re-scan the indexed skill folders every ``settings.refresh_interval`` minutes, in a thread.
+class Refresher(IndexWatcher):
+    """Keep the served index in step with its skill folders: watchdog events re-index changed
+    skills within about a second, and ``settings.refresh_interval`` minutes is the fallback poll
+    (see :mod:`skillpilot.watch`). Servers without watchdog installed only poll.
 
     It writes through its own ``SkillPilot`` (its own store connection), so routing is never
     blocked by a re-index: the serving router sees the store's generation change on its next
@@ -120,34 +124,9 @@ class Refresher:
     """
 
     def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="skillpilot-refresh", daemon=True)
+        super().__init__(settings, on_report=_log_report, require_watchdog=False)
 
-    def __enter__(self) -> Refresher:
-        self._thread.start()
-        return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        pilot = SkillPilot(settings=self.settings)
-        try:
-            while not self._stop.wait(self.settings.refresh_interval * 60):
-                try:
-                    report = pilot.reindex()
-                except Exception:
-                    # A broken skill folder must not stop the service; the next round retries.
-                    log.exception("periodic re-index failed")
-                    continue
-                if report.added or report.updated or report.removed:
-                    log.info(
-                        "re-indexed: %d added, %d updated, %d removed",
-                        report.added,
-                        report.updated,
-                        report.removed,
-                    )
-        finally:
-            pilot.close()
+def _log_report(report: IndexReport) -> None:
+    if report.added or report.updated or report.removed:
+        log.info("re-indexed: %d added, %d updated, %d removed", report.added, report.updated, report.removed)

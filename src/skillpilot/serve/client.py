@@ -19,10 +19,11 @@ from . import ServeInfo
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def route_via_service(info: ServeInfo, message: str, timeout: float) -> RouteResult:
+def route_via_service(info: ServeInfo, message: str, timeout: float, surface: str = "http") -> RouteResult:
+    """Route through the resident service; its routing log labels the decision ``surface``."""
     request = urllib.request.Request(
         info.url.rstrip("/") + "/route",
-        data=json.dumps({"message": message}).encode("utf-8"),
+        data=json.dumps({"message": message, "surface": surface}).encode("utf-8"),
         headers={"Content-Type": "application/json"},
         method="POST",
     )

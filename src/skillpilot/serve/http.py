@@ -54,6 +54,8 @@ from . import (
     Refresher,
     ServeInfo,
     SharedPilot,
+    dashboard,
+    extra_routes,
     is_loopback,
     package_version,
     remove_serve_file,
@@ -75,6 +77,9 @@ class _Body(BaseModel):
 class RouteRequest(_Body):
     message: str = Field(min_length=1, description="The user message to route.")
     trace: bool = Field(False, description="Include every stage of the decision.")
+    surface: str = Field(
+        "http", pattern=r"^[a-z][a-z0-9-]{0,31}$", description="Who asks, for the routing log (e.g. hook)."
+    )
 
 
 class ExplainRequest(_Body):
@@ -205,7 +210,7 @@ def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
 
     @app.post("/route", dependencies=guarded)
     def route(body: RouteRequest) -> dict[str, Any]:
-        return shared(lambda p: p.route(body.message, trace=body.trace)).to_dict()
+        return shared(lambda p: p.route(body.message, trace=body.trace, surface=body.surface)).to_dict()
 
     @app.post("/explain", dependencies=guarded)
     def explain(body: ExplainRequest) -> dict[str, Any]:
@@ -267,6 +272,8 @@ def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
 
         return shared(groups)
 
+    app.include_router(extra_routes.router_for(shared, guarded))
+    app.include_router(dashboard.router_for(shared, guarded))
     return app
 
 
@@ -313,7 +320,7 @@ def serve(
         )
     # Load the models and the catalog before advertising: a hook that finds serve.json should
     # get a warm answer, not wait behind the first model load.
-    pilot.route("warm up")
+    pilot.search("warm up")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -5,7 +5,12 @@ Tools (each returns ``structuredContent`` plus a text block for the model to rea
     route(message)                       -> the RouteResult (as ``POST /route``)
     ontoskill(q, top_k=5)                -> OntoSkills-compatible: a skill id or alias gives the
                                             skill's context, anything else a search
-    find_skill(intent, scope, top_k, filters) -> installed skills for an intent; no intent lists them
+    find_skill(intent, scope, top_k, filters) -> skills for an intent (no intent lists them): scope
+                                            installed from the index, market/all through
+                                            ``skillpilot.market.find_skill``
+    omni_retrieve(query, sessionId?, graphSpace?, knowledgeBase?, sources?, maxTokens?, topK?)
+                                         -> ``OmniResult.to_json()`` (as ``POST /context``)
+    lint_skill(skill | path)             -> ``{skills: [lint report], failing, skipped}``
 
 Resource ``ontology://schema``: compact JSON (< 4 KB) naming the classes, properties and
 conventions the tools speak in.
@@ -18,9 +23,11 @@ qualified_id, score, matched_by, intents, aliases, trust_tier]}``, with the same
 Skills read from OntoSkills packages keep their package, qualified id, aliases and intents;
 other skills are local, so their qualified id is ``local/<id>`` as OntoSkills names workspace
 skills. Additions: ``skill.name``, ``skill.description``, ``skill.path`` and
-``instructions`` (the SKILL.md body, never sent for a private skill). SkillPilot scores whole
-skills, not single intents, so it never answers in OntoSkills' intent-level ``semantic`` shape:
-its ``mode`` is ``bm25`` when only keywords are on, ``hybrid`` when meaning is matched too.
+``instructions`` (the SKILL.md body, never sent for a private skill). With only keywords on
+(``enable_semantic`` off) a search is OntoSkills' own BM25 mode, field by field
+(:mod:`skillpilot.ontoskills.shapes`: its scores, cut-off min 0.1 / gap 0.15, keys and text);
+with meaning matched too it is SkillPilot's ranking in the same result shape, ``mode``
+``hybrid`` (SkillPilot scores whole skills, never OntoSkills' intent-level ``semantic`` shape).
 
 Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
 message, argument?, allowed?}``, never a traceback; over stdio nothing but protocol is written
@@ -45,9 +52,13 @@ except ImportError as exc:
     raise MissingExtraError("mcp", "`skillpilot mcp`", exc.name or "mcp") from exc
 
 from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
+from ..market import Market
+from ..market import find_skill as market_find_skill
 from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill, SearchHit
+from ..omni import SOURCE_NAMES
+from ..ontoskills import shapes
 from ..router import TRUST_MULTIPLIERS, SkillPilot
-from . import Refresher, SharedPilot, is_loopback, package_version
+from . import Refresher, SharedPilot, calls, is_loopback, package_version
 
 SCOPES = ("all", "installed", "market")
 FILTERS = {"exclude_ids": None, "trust_tiers": TRUST_TIERS, "side_effects": SIDE_EFFECTS}
@@ -61,7 +72,8 @@ TIER_ORDER = {"official": 0, "local": 1, "verified": 2, "community": 3}
 # OntoSkills' compact search text shows this many results and intents per result.
 TEXT_RESULTS = 5
 TEXT_INTENTS = 2
-MARKET_NOTE = "marketplace search is not available yet: scope 'market' has no results"
+# find_skill scopes as the market facade's sources.
+MARKET_SOURCES: dict[str, tuple[Any, ...]] = {"all": ("market", "installed"), "market": ("market",)}
 
 
 class _Invalid(Exception):
@@ -93,6 +105,8 @@ class _Server(MCPServer[Any]):
 def build_server(pilot: SkillPilot) -> MCPServer[Any]:
     """An ``MCPServer`` whose tools call ``pilot`` (which it then owns: one call at a time)."""
     shared = SharedPilot(pilot)
+    # The marketplace view of the same index (its state is cached per index generation).
+    market = Market(pilot)
     server = _Server(
         "skillpilot",
         version=package_version(),
@@ -100,7 +114,8 @@ def build_server(pilot: SkillPilot) -> MCPServer[Any]:
         log_level="WARNING",
         instructions="Call route(message) with the user's message before choosing a skill yourself: "
         "a 'hard' decision names the skill to use, 'soft' a candidate, 'passthrough' none. "
-        "ontoskill and find_skill search the installed skills.",
+        "ontoskill and find_skill search the skills; omni_retrieve fetches context for a question; "
+        "lint_skill says how to make a skill easier to route to.",
     )
 
     @server.tool(
@@ -125,8 +140,8 @@ def build_server(pilot: SkillPilot) -> MCPServer[Any]:
 
     @server.tool(
         description="Find skills for an intent. scope: installed (this machine's index), "
-        "market (the marketplace; not searchable yet) or all. An empty intent lists the "
-        "installed skills. filters: exclude_ids, trust_tiers, side_effects (lists)."
+        "market (the marketplace: public text only, near-duplicates folded) or all (both, merged "
+        "by id). An empty intent lists skills. filters: exclude_ids, trust_tiers, side_effects (lists)."
     )
     def find_skill(
         intent: Annotated[str, Field(description="What the skill should do; empty to list skills.")] = "",
@@ -142,7 +157,48 @@ def build_server(pilot: SkillPilot) -> MCPServer[Any]:
             ),
         ] = None,
     ) -> CallToolResult:
-        return _tool(lambda: shared(lambda p: _find_skill(p, intent, scope, _top_k(top_k), filters or {})))
+        return _tool(
+            lambda: shared(lambda p: _find_skill(p, market, intent, scope, _top_k(top_k), filters or {}))
+        )
+
+    @server.tool(
+        description="Fetch context for a question from the session's attachments, a knowledge base "
+        "and a graph, fused into one token-bounded text with citations. Returns {intent, sources, "
+        "items, contextText, warnings, truncated}."
+    )
+    def omni_retrieve(
+        query: Annotated[str, Field(description="The question, as the user asked it.")],
+        sessionId: Annotated[  # noqa: N803 (the seed's camelCase names)
+            str | None, Field(description="The session whose attachments to search.")
+        ] = None,
+        graphSpace: Annotated[str | None, Field(description="The graph space (default: default).")] = None,  # noqa: N803
+        knowledgeBase: Annotated[str | None, Field(description="The knowledge base to search.")] = None,  # noqa: N803
+        sources: Annotated[
+            list[str] | None,
+            Field(description="Ask only these sources: attachment, knowledge, graph (default: routed)."),
+        ] = None,
+        maxTokens: Annotated[int, Field(description="Token budget of contextText (>= 1).")] = 2000,  # noqa: N803
+        topK: Annotated[int, Field(description="Items per source (>= 1).")] = 5,  # noqa: N803
+    ) -> CallToolResult:
+        request: dict[str, Any] = {"query": query, "maxTokens": maxTokens, "topK": topK}
+        optional = {
+            "sessionId": sessionId,
+            "graphSpace": graphSpace,
+            "knowledgeBase": knowledgeBase,
+            "sources": sources,
+        }
+        request.update({k: v for k, v in optional.items() if v is not None})
+        return _tool(lambda: shared(lambda p: _omni(p, request)))
+
+    @server.tool(
+        description="Lint a skill for routability: a 0-100 score and findings, each with its "
+        "evidence and a fix. Give skill (an installed skill id) or path (a skill folder or SKILL.md)."
+    )
+    def lint_skill(
+        skill: Annotated[str | None, Field(description="An installed skill's id.")] = None,
+        path: Annotated[str | None, Field(description="A skill folder or SKILL.md to lint.")] = None,
+    ) -> CallToolResult:
+        return _tool(lambda: shared(lambda p: _lint(p, skill, path)))
 
     @server.resource(
         "ontology://schema",
@@ -190,6 +246,30 @@ def _error(code: str, message: str, **details: Any) -> CallToolResult:
     )
 
 
+def _omni(pilot: SkillPilot, request: dict[str, Any]) -> CallToolResult:
+    if not request["query"].strip():
+        raise _Invalid("query", "query must be a question, got an empty string")
+    if bad := [s for s in request.get("sources") or () if s not in SOURCE_NAMES]:
+        raise _Invalid("sources", f"unknown source(s) {', '.join(bad)}", SOURCE_NAMES)
+    for name in ("maxTokens", "topK"):
+        if request[name] < 1:
+            raise _Invalid(name, f"{name} must be >= 1, got {request[name]}")
+    try:
+        answer = calls.context(pilot, request)
+    except ValueError as exc:
+        raise _Invalid("query", str(exc)) from exc
+    return _ok(answer)
+
+
+def _lint(pilot: SkillPilot, skill: str | None, path: str | None) -> CallToolResult:
+    if (skill is None) == (path is None):
+        raise _Invalid("skill", "give exactly one of skill (an installed skill id) or path")
+    try:
+        return _ok(calls.lint_report(pilot, skill=skill, path=path))
+    except ValueError as exc:
+        raise _Invalid("path" if path is not None else "skill", str(exc)) from exc
+
+
 def _top_k(value: int) -> int:
     if not 1 <= value <= MAX_TOP_K:
         raise _Invalid("top_k", f"top_k must be between 1 and {MAX_TOP_K}, got {value}")
@@ -203,10 +283,17 @@ def _ontoskill(pilot: SkillPilot, q: str, top_k: int) -> CallToolResult:
     skill = _resolve(pilot, q)
     if skill is not None:
         return _ok(_context(pilot, skill), _context_text(q, skill))
+    if not pilot.settings.enable_semantic:
+        # Keywords only: OntoSkills' own BM25 mode, its cut-off (min 0.1, gap 0.15) and its
+        # result shape field by field (ontoskills.shapes).
+        tiers = pilot.settings.trust_tiers
+        search = shapes.KeywordSearch([shapes.view(s, tiers) for s in pilot.skills()])
+        answer = search.search(q, top_k)
+        return _ok(answer, shapes.search_text(answer))
     hits = pilot.search(q, top_k=top_k)
     by_id = {s.id: s for s in pilot.skills()}
     results = [_search_result(pilot, hit, by_id[hit.id]) for hit in hits]
-    mode = "hybrid" if pilot.settings.enable_semantic else "bm25"
+    mode = "hybrid"
     lines = [
         f"- {r['skill_id']} [{r['trust_tier']}]: {'; '.join(r['intents'][:TEXT_INTENTS])}"
         for r in results[:TEXT_RESULTS]
@@ -342,13 +429,14 @@ def _matched_by(retrievers: tuple[str, ...]) -> str:
 
 # -- find_skill -----------------------------------------------------------------------------
 def _find_skill(
-    pilot: SkillPilot, intent: str, scope: str, top_k: int, filters: dict[str, Any]
+    pilot: SkillPilot, market: Market, intent: str, scope: str, top_k: int, filters: dict[str, Any]
 ) -> CallToolResult:
     if scope not in SCOPES:
         raise _Invalid("scope", f"scope must be one of {', '.join(SCOPES)}, got {scope!r}", SCOPES)
     keep = _filter(pilot, filters)
-    notes = [] if scope == "installed" else [MARKET_NOTE]
-    skills = pilot.skills() if scope != "market" else []
+    skills = pilot.skills()
+    if scope in MARKET_SOURCES:
+        return _ok(_from_market(pilot, market, intent, scope, top_k, filters, keep))
     excluded = sum(1 for s in skills if not keep(s))
     if not intent.strip():
         listed = sorted((s for s in skills if keep(s)), key=lambda s: s.id)
@@ -369,9 +457,33 @@ def _find_skill(
             "intent": intent,
             "results": [_public(pilot, s, h.score, h.matched_by) for h, s in kept],
         }
-    if notes:
-        data["notes"] = notes
     return _ok(data)
+
+
+def _from_market(
+    pilot: SkillPilot,
+    market: Market,
+    intent: str,
+    scope: str,
+    top_k: int,
+    filters: dict[str, Any],
+    keep: Callable[[IndexedSkill], bool],
+) -> dict[str, Any]:
+    """``skillpilot.market.find_skill`` for scope market or all; the facade filters by id and
+    tier, side effects (which the public projection does not carry) are filtered here."""
+    by_id = {s.id: s for s in pilot.skills()}
+    # Ask for as many more as the side-effect filter can remove, so it never shortens the list.
+    extra = sum(1 for s in by_id.values() if not keep(s)) if "side_effects" in filters else 0
+    answer = market_find_skill(
+        intent,
+        market=market,
+        installed=pilot,
+        scope=MARKET_SOURCES[scope],
+        top_k=top_k + extra,
+        filters={k: v for k, v in filters.items() if k != "side_effects"},
+    )
+    results = [r for r in answer["results"] if r["id"] not in by_id or keep(by_id[r["id"]])][:top_k]
+    return {**answer, "scope": scope, "results": results}
 
 
 def _filter(pilot: SkillPilot, filters: dict[str, Any]) -> Callable[[IndexedSkill], bool]:
@@ -495,7 +607,11 @@ def schema_of(pilot: SkillPilot) -> dict[str, Any]:
                 "type": "number",
                 "description": "calibrated probability (0-1) that the skill is right",
             },
-            "score": {"type": "number", "description": "calibrated 0-1 relevance; results below 0.4 are cut"},
+            "score": {
+                "type": "number",
+                "description": "hybrid: calibrated 0-1 relevance, below 0.4 cut; bm25: OntoSkills' "
+                "raw BM25 x tier factor, adaptive cut-off (min 0.1, gap 0.15)",
+            },
             "matched_by": {"type": "string", "values": ["keyword", "semantic", "hybrid"]},
             "trust_tier": {
                 "type": "string",
@@ -517,6 +633,13 @@ def schema_of(pilot: SkillPilot) -> dict[str, Any]:
         "tools": {
             "route": {"message": "string"},
             "ontoskill": {"q": "string", "top_k": "integer 1-100 (5)"},
+            "omni_retrieve": {
+                "query": "string",
+                "sessionId|graphSpace|knowledgeBase": "string?",
+                "sources": "attachment|knowledge|graph[]",
+                "maxTokens|topK": "integer >= 1",
+            },
+            "lint_skill": {"skill|path": "string"},
             "find_skill": {
                 "intent": "string ('' lists)",
                 "scope": "all|installed|market",

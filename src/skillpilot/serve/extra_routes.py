@@ -1,0 +1,79 @@
+"""More routes of the resident HTTP service, as one FastAPI ``APIRouter`` (``serve/http.py``
+includes it in ``create_app``, behind the same token and body limit):
+
+    POST /context  {"query", "sessionId"?, "graphSpace"?, "knowledgeBase"?, "sources"?,
+                    "maxTokens"?, "topK"?}           -> OmniResult.to_json() (camelCase, the seed's)
+    POST /lint     {"skill": id} | {"path": folder}  -> {"skills": [lint report], "failing", "skipped"}
+    POST /plan     {"message"}                       -> the RouteResult with its ``plan``
+                                                        (``SkillPilot.plan``: every step marker)
+
+Errors follow the service's shape ``{"error": {"type", "message"}}``: malformed fields 422 (the
+app's validation handler), a request the library rejects 400 (``InvalidRequest``), an unknown
+skill 404. The routes call the library through the app's ``SharedPilot`` (one call at a time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.params import Depends
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..omni.model import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, SourceName
+from . import SharedPilot, calls
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ContextRequest(_Body):
+    query: str = Field(min_length=1, description="The question, as the user asked it.")
+    sessionId: str | None = Field(None, description="The session whose attachments to search.")  # noqa: N815
+    graphSpace: str | None = Field(None, description="The graph space (default: default).")  # noqa: N815
+    knowledgeBase: str | None = Field(None, description="The knowledge base to search.")  # noqa: N815
+    sources: list[SourceName] | None = Field(None, description="Ask only these sources.")
+    maxTokens: int = Field(DEFAULT_MAX_TOKENS, ge=1, description="Token budget of contextText.")  # noqa: N815
+    topK: int = Field(DEFAULT_TOP_K, ge=1, description="Items per source.")  # noqa: N815
+
+
+class LintRequest(_Body):
+    skill: str | None = Field(None, min_length=1, description="An installed skill's id.")
+    path: str | None = Field(None, min_length=1, description="A skill folder or SKILL.md to lint.")
+
+
+class PlanRequest(_Body):
+    message: str = Field(min_length=1, description="The user message to route and split into steps.")
+
+
+def _invalid(message: str) -> JSONResponse:
+    return JSONResponse({"error": {"type": "InvalidRequest", "message": message}}, status_code=400)
+
+
+def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> APIRouter:
+    """The routes, calling the library through ``shared`` (the app's pilot), each behind
+    ``dependencies`` (the app's token check)."""
+    router = APIRouter(dependencies=list(dependencies))
+
+    @router.post("/context")
+    def context(body: ContextRequest) -> Any:
+        try:
+            return shared(lambda p: calls.context(p, body.model_dump(exclude_none=True)))
+        except ValueError as exc:
+            return _invalid(str(exc))
+
+    @router.post("/lint")
+    def lint(body: LintRequest) -> Any:
+        try:
+            return shared(lambda p: calls.lint_report(p, skill=body.skill, path=body.path))
+        except ValueError as exc:
+            return _invalid(str(exc))
+
+    @router.post("/plan")
+    def plan(body: PlanRequest) -> dict[str, Any]:
+        return shared(lambda p: p.plan(body.message)).to_dict()
+
+    return router
