@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
@@ -41,7 +40,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from .encoders import Encoder
-from .errors import StoreError
+from .sqlitefile import connect, transaction
 from .text import cap_query
 
 SignalKind = Literal["confirmed", "corrected", "ignored"]
@@ -139,37 +138,16 @@ class FeedbackStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # FULL: a signal is on disk, not only in the WAL buffer, when record() returns.
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(self.path, f"cannot open the feedback store ({exc})") from exc
+        # FULL: a signal is on disk, not only in the WAL buffer, when record() returns.
+        self._db = connect(self.path, "feedback store", _SCHEMA, synchronous="FULL")
 
     def close(self) -> None:
         self._db.close()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise StoreError(self.path, f"cannot write feedback: {exc}") from exc
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        else:
-            self._db.execute("COMMIT")
-
     def record(self, signal: Signal, vectors: Mapping[str, np.ndarray]) -> Signal:
         """Store ``signal`` with its message's vectors (encoder name -> unit vector); committed."""
         now = time.time()
-        with self._transaction() as db:
+        with transaction(self._db, self.path, "feedback store") as db:
             cursor = db.execute(
                 "INSERT INTO signals (at, kind, query, skill, wrong) VALUES (?, ?, ?, ?, ?)",
                 (now, signal.kind, signal.query, signal.skill, signal.wrong),
@@ -205,13 +183,13 @@ class FeedbackStore:
 
     def add_vectors(self, encoder: str, vectors: Mapping[int, np.ndarray]) -> None:
         """Cache vectors of an encoder that was not in use when the signals were recorded."""
-        with self._transaction() as db:
+        with transaction(self._db, self.path, "feedback store") as db:
             for signal_id, vector in vectors.items():
                 self._insert_vectors(db, signal_id, {encoder: vector})
 
     def reset(self) -> int:
         """Forget every signal; returns how many there were."""
-        with self._transaction() as db:
+        with transaction(self._db, self.path, "feedback store") as db:
             count = int(db.execute("SELECT COUNT(*) FROM signals").fetchone()[0])
             db.execute("DELETE FROM signals")
             db.execute("DELETE FROM query_vectors")

@@ -33,7 +33,8 @@ def zscore(scores: np.ndarray) -> np.ndarray:
     std = float(scores.std())
     if std < 1e-9:
         return np.zeros_like(scores, dtype=np.float64)
-    return (scores - scores.mean()) / std
+    standardised: np.ndarray = (scores - scores.mean()) / std
+    return standardised
 
 
 def catalog_ranks(scores: np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ from pathlib import Path
 from .config import QUERY_PRIVACY
 from .errors import StoreError
 from .model import RouteResult
+from .sqlitefile import connect
 
 # Pruning is a DELETE over an index; every 100 routes keeps the overshoot of maxRows small.
 PRUNE_EVERY = 100
@@ -91,16 +92,9 @@ class RouteLog:
         self.max_rows = max_rows
         self.max_age_days = max_age_days
         self._since_prune = 0
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL: no fsync per route (the bench measures route latency); WAL keeps it atomic.
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            self.prune()
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(self.path, f"cannot open the routing log ({exc})") from exc
+        # NORMAL: no fsync per route (the bench measures route latency); WAL keeps it atomic.
+        self._db = connect(self.path, "routing log", _SCHEMA)
+        self.prune()
 
     def close(self) -> None:
         self._db.close()

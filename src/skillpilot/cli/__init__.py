@@ -7,6 +7,7 @@ pass-through with ``--fail-on-passthrough``.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
@@ -236,7 +237,7 @@ def _route_batch(pilot: SkillPilot, path: Path, trace: bool) -> None:
             query = item["query"]
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise _fail(f'line {number} of {path}: expected {{"id": ..., "query": "..."}}') from exc
-        result = _run(lambda q=query: pilot.route(q, trace=trace))
+        result = _run(functools.partial(pilot.route, query, trace=trace))
         sys.stdout.write(json.dumps({"id": item.get("id"), **result.to_dict()}, ensure_ascii=False) + "\n")
 
 
@@ -335,7 +336,7 @@ def demo(
     with _progress(not as_json) as progress:
         report = _run(lambda: pilot.index([skills_dir], replace=True, progress=progress))
     messages = [m for m in messages_file.read_text(encoding="utf-8").splitlines() if m.strip()]
-    results = [_run(lambda m=m: pilot.route(m)) for m in messages]
+    results = [_run(functools.partial(pilot.route, m)) for m in messages]
     if as_json:
         _print_json({"index": asdict(report), "routes": [r.to_dict() for r in results]})
         return

@@ -8,22 +8,20 @@ the previous index whole (WAL mode: readers keep working while a writer commits)
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import StoreError
 from ..model import SkippedFile
+from ..sqlitefile import connect, transaction
 from . import IndexChanges, StoredSkill
 from .codec import fingerprint_to_json, skill_to_json, stored_from_json
 
 SCHEMA_VERSION = "1"
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS roots (path TEXT PRIMARY KEY, added_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS skills (
@@ -44,6 +42,7 @@ CREATE TABLE IF NOT EXISTS vectors (
     PRIMARY KEY (root, key, encoder)
 );
 CREATE TABLE IF NOT EXISTS skipped (root TEXT NOT NULL, path TEXT NOT NULL, reason TEXT NOT NULL);
+INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}'), ('generation', '0');
 """
 
 
@@ -52,36 +51,12 @@ class SQLiteStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            self._db.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,)
-            )
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(
-                self.path, f"cannot open the index ({exc}); delete the file and run `skillpilot reindex`"
-            ) from exc
+        self._db = connect(
+            self.path, "index", _SCHEMA, hint="; delete the file and run `skillpilot reindex`"
+        )
 
     def close(self) -> None:
         self._db.close()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise StoreError(self.path, f"cannot write the index: {exc}") from exc
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        else:
-            self._db.execute("COMMIT")
 
     def generation(self) -> int:
         row = self._db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
@@ -105,7 +80,7 @@ class SQLiteStore:
     def apply(self, changes: IndexChanges) -> None:
         """Write one index run's changes atomically (all or nothing)."""
         now = time.time()
-        with self._transaction() as db:
+        with transaction(self._db, self.path, "index") as db:
             for root in changes.dropped_roots:
                 for table in ("skills", "vectors", "skipped", "roots"):
                     column = "path" if table == "roots" else "root"

@@ -76,7 +76,8 @@ class DenseRetriever:
         self._empty = counts == 0
 
     def encode(self, query: str) -> np.ndarray:
-        return self.encoder.encode_batch([cap_query(query)])[0]
+        vector: np.ndarray = self.encoder.encode_batch([cap_query(query)])[0]
+        return vector
 
     def scores_for(self, query_vector: np.ndarray) -> np.ndarray:
         """One score per skill: the best weighted part cosine."""
