@@ -88,17 +88,14 @@ class DenseRetriever:
         scores[self._empty] = -1.0
         return scores
 
-    def search_vector(self, query_vector: np.ndarray, k: int) -> list[Hit]:
-        scores = self.scores_for(query_vector)
+    def search(self, query: str, k: int) -> list[Hit]:
+        scores = self.scores(query)
         k = min(k, len(scores))
         if k == 0:
             return []
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [Hit(int(i), float(scores[i])) for i in top]
-
-    def search(self, query: str, k: int) -> list[Hit]:
-        return self.search_vector(self.encode(query), k)
 
     def scores(self, query: str) -> np.ndarray:
         return self.scores_for(self.encode(query))
