@@ -50,3 +50,24 @@ def transaction(db: sqlite3.Connection, path: Path, what: str) -> Iterator[sqlit
         raise
     else:
         db.execute("COMMIT")
+
+
+@contextmanager
+def connection_per_call(path: Path, what: str, schema: str) -> Iterator[sqlite3.Connection]:
+    """A fresh connection for one operation, in one transaction committed when the block ends
+    (rolled back on error), then closed: for stores that several threads share. Errors name the
+    file and say how to start over."""
+    db = connect(path, what, schema)
+    try:
+        # Deferred: a read-only operation never takes the write lock.
+        db.execute("BEGIN")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise StoreError(path, f"{what} error ({exc}); delete the file to start over") from exc
+    finally:
+        db.close()

@@ -28,8 +28,8 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -37,10 +37,10 @@ from typing import Literal
 import numpy as np
 
 from ...encoders import Encoder
-from ...errors import StoreError
 from ...fuse import rrf_scores
 from ...retrieve.bm25 import BM25Index
 from ...retrieve.dense import DenseRetriever
+from ...sqlitefile import connection_per_call
 from ...text import cap_query, tokenize
 from .documents import Document, chunk_text
 
@@ -130,24 +130,8 @@ class ChunkStore:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, timeout=10)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(self.path, f"cannot open the document store ({exc})") from exc
-        try:
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.executescript(_SCHEMA)
-            with connection:
-                yield connection
-        except sqlite3.Error as exc:
-            raise StoreError(
-                self.path, f"document store error ({exc}); delete the file to start over"
-            ) from exc
-        finally:
-            connection.close()
+    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
+        return connection_per_call(self.path, "document store", _SCHEMA)
 
     def collections(self, kind: ChunkKind) -> list[str]:
         """The collections of ``kind`` that hold at least one document, sorted."""

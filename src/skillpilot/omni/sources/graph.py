@@ -28,13 +28,14 @@ import sqlite3
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 from typing import Protocol
 
-from ...errors import DocumentError, SourceUnavailableError, StoreError
+from ...errors import DocumentError, SourceUnavailableError
+from ...sqlitefile import connection_per_call
 from ...text import STOP_WORDS, cap_query, stem, tokenize, words
 from ..model import OmniItem, SourceName
 
@@ -187,21 +188,8 @@ class SQLiteGraphStore:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, timeout=10)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(self.path, f"cannot open the graph store ({exc})") from exc
-        try:
-            connection.executescript(_SCHEMA)
-            with connection:
-                yield connection
-        except sqlite3.Error as exc:
-            raise StoreError(self.path, f"graph store error ({exc}); delete the file to start over") from exc
-        finally:
-            connection.close()
+    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
+        return connection_per_call(self.path, "graph store", _SCHEMA)
 
     def load(self, space: str, records: Sequence[TripleRecord], *, replace: bool = False) -> GraphLoadReport:
         """Add ``records`` to ``space`` in one transaction (``replace``: empty the space first).
