@@ -40,17 +40,7 @@ class AttachmentSource:
                 f"`skillpilot attach {self.session_id} FILE...`",
             )
         hits = self.store.search("attachment", [self.session_id], query, top_k, self.encoders)
-        return [
-            OmniItem(
-                source=self.name,
-                key=h.chunk_id,
-                score=h.score,
-                snippet=h.text,
-                title=h.title,
-                chunk_id=h.chunk_id,
-            )
-            for h in hits
-        ]
+        return [h.item(self.name, h.title) for h in hits]
 
 
 def ingest_attachments(

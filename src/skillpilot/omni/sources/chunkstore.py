@@ -42,6 +42,7 @@ from ...retrieve.bm25 import BM25Index
 from ...retrieve.dense import DenseRetriever
 from ...sqlitefile import connection_per_call
 from ...text import cap_query, tokenize
+from ..model import OmniItem, SourceName
 from .documents import Document, chunk_text
 
 ChunkKind = Literal["attachment", "knowledge"]
@@ -90,6 +91,13 @@ class ChunkHit:
     title: str
     text: str
     score: float
+
+    def item(self, source: SourceName, title: str) -> OmniItem:
+        """This chunk as a fused-context item of ``source``."""
+        return OmniItem(
+            source=source, key=self.chunk_id, score=self.score, snippet=self.text, title=title,
+            chunk_id=self.chunk_id,
+        )
 
 
 @dataclass

@@ -41,17 +41,7 @@ class KnowledgeSource:
             )
         scope = None if self.knowledge_base is None else [self.knowledge_base]
         hits = self.store.search("knowledge", scope, query, top_k, self.encoders)
-        return [
-            OmniItem(
-                source=self.name,
-                key=h.chunk_id,
-                score=h.score,
-                snippet=h.text,
-                title=f"{h.collection}/{h.name}",
-                chunk_id=h.chunk_id,
-            )
-            for h in hits
-        ]
+        return [h.item(self.name, f"{h.collection}/{h.name}") for h in hits]
 
 
 def ingest_folder(store: ChunkStore, name: str, folder: Path, encoders: Sequence[Encoder]) -> IngestReport:
