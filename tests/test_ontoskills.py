@@ -199,7 +199,8 @@ def test_exported_embeddings_are_a_working_encoder(tmp_path: Path) -> None:
     bundled = get_encoder("minilm", load_settings(tmp_path))
     text = ["create a pdf document"]
     assert folder.dim == 384
-    assert float(folder.encode_batch(text)[0] @ bundled.encode_batch(text)[0]) > 0.9999
+    # The export is the shipped file; SkillPilot routes with its integer-kernel copy (see encoders.onnx).
+    assert float(folder.encode_batch(text)[0] @ bundled.encode_batch(text)[0]) > 0.98
 
 
 def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:

@@ -159,6 +159,15 @@ def default_home() -> Path:
     return Path(os.environ.get("SKILLPILOT_HOME") or "~/.skillpilot").expanduser()
 
 
+def default_model_cache() -> Path:
+    """Where models derived from shipped weights are kept (shared by every home):
+    ``$SKILLPILOT_MODEL_CACHE``, else ``$XDG_CACHE_HOME/skillpilot``, else ``~/.cache/skillpilot``."""
+    configured = os.environ.get("SKILLPILOT_MODEL_CACHE")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "skillpilot"
+
+
 def env_name(name: str) -> str:
     return f"SKILLPILOT_{name.upper()}"
 

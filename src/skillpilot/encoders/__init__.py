@@ -30,7 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..config import Settings
+from ..config import Settings, default_model_cache
 from ..errors import EncoderError
 
 __all__ = ["Encoder", "available_encoders", "get_encoder", "register_encoder"]
@@ -44,7 +44,9 @@ class Encoder(Protocol):
     """Turns texts into unit vectors.
 
     ``name`` and ``dim`` are read-only so plain attributes and lazily computed properties
-    both satisfy the Protocol.
+    both satisfy the Protocol. An encoder may also say ``reads_cjk = False`` (a model trained on
+    English only): it is then not asked about messages written mostly in Chinese, Japanese or
+    Korean, whose vectors from it are noise; an encoder without the attribute reads them.
     """
 
     @property
@@ -133,7 +135,7 @@ def get_encoder(spec: str, settings: Settings) -> Encoder:
 def _minilm(_: Settings) -> Encoder:
     from .onnx import minilm
 
-    return minilm()
+    return minilm(default_model_cache())
 
 
 def _use_multilingual(_: Settings) -> Encoder:
