@@ -15,7 +15,7 @@ import yaml
 from skillpilot.model import Fingerprint, Hit, IndexedSkill, Requirements, RouteHints, Skill
 from skillpilot.retrieve import Retriever
 from skillpilot.retrieve.bm25 import DEFAULT_B, DEFAULT_K1, BM25Index, BM25Retriever, skill_terms
-from skillpilot.text import tokenize
+from skillpilot.text import mostly_cjk, tokenize
 
 BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
 CATALOG = BENCH / "skills"
@@ -224,3 +224,16 @@ def test_trigger_weight_lifts_trigger_phrase_hits() -> None:
     slack = next(i for i, s in enumerate(catalog) if s.key == "slack")
     assert weighted[0].index == slack
     assert weighted[0].score > next(h.score for h in flat if h.index == slack)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("帮我把视频剪短", True),
+        ("把这个 README 翻译成中文", True),
+        ("translate 这个 file into English", False),
+        ("", False),
+    ],
+)
+def test_mostly_cjk_counts_letters_not_characters(text: str, expected: bool) -> None:
+    assert mostly_cjk(text) is expected

@@ -45,6 +45,14 @@ def test_chinese_message_routes(pilot: SkillPilot) -> None:
     assert result.decision in ("hard", "soft")
 
 
+def test_the_english_only_model_is_not_asked_about_a_chinese_message(pilot: SkillPilot) -> None:
+    chinese = {t.stage: t for t in pilot.route("帮我把视频的前30秒剪掉", trace=True).trace}
+    english = {t.stage: t for t in pilot.route("cut the first 30 seconds of my video", trace=True).trace}
+    minilm = next(name for name in english if "MiniLM" in name)
+    assert chinese[minilm].candidates == () and "not asked" in chinese[minilm].notes[0]
+    assert english[minilm].candidates[0][0] == "video-trim"
+
+
 def test_out_of_scope_passes_through_with_exit_information(pilot: SkillPilot) -> None:
     result = pilot.route("Tell me a joke about penguins")
     assert result.decision == "passthrough"
@@ -129,7 +137,7 @@ def test_changing_the_encoder_reembeds(tmp_path: Path, isolated_home: Path) -> N
     result = pilot.route("shorten my clip")
     assert result.skill is not None and result.skill.id == "video-trim"
     space = vector_space(pilot.encoders[0], EMBEDDING)
-    assert space.startswith("all-MiniLM-L6-v2-int8/1.0.0|")
+    assert space.startswith("all-MiniLM-L6-v2-int8/1.0.0+dynamic-int8|")
     assert pilot.store.vector_keys(space) == {(str(root), "video-trim")}
 
 

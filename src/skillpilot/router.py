@@ -295,20 +295,21 @@ class SkillPilot:
         if self._routes_at_once(fast_hits, lists.get("bm25")):
             method = "fast"
         else:
-            for retriever, vector in zip(catalog.dense, self._encode_query(query, catalog), strict=True):
+            readers = [r for r in catalog.dense if r.reads(query)]
+            for retriever, vector in zip(readers, self._encode_query(query, readers), strict=True):
                 vectors[retriever.encoder.name] = vector
                 lists[retriever.name] = retriever.scores_for(vector)
             keyword_found = bool(fast_hits) or bool(catalog.bm25 and lists["bm25"].any())
             method = ("hybrid" if keyword_found else "semantic") if catalog.dense else "fast"
         return Scored(lists, fast_hits, method, vectors)
 
-    def _encode_query(self, query: str, catalog: _Catalog) -> list[np.ndarray]:
-        """The query's vector from every dense retriever. With several models the others run
+    def _encode_query(self, query: str, retrievers: Sequence[DenseRetriever]) -> list[np.ndarray]:
+        """The query's vector from each of ``retrievers``. With several models the others run
         on a second thread while this one runs the first: onnxruntime and numpy release the
         GIL, so on two cores the slowest model, not the sum, sets the latency."""
-        if not catalog.dense:
+        if not retrievers:
             return []
-        first, *rest = catalog.dense
+        first, *rest = retrievers
         if not rest:
             return [first.encode(query)]
         if self._query_pool is None:
@@ -335,7 +336,7 @@ class SkillPilot:
         if learned is not None:
             if learned.has_examples and not scored.query_vectors:
                 # The fast path skipped the models; feedback examples are matched by meaning.
-                scored.query_vectors = {r.encoder.name: r.encode(query) for r in catalog.dense}
+                scored.query_vectors = {r.encoder.name: r.encode(query) for r in catalog.dense if r.reads(query)}
             scored.learned = learned.adjust(scored.query_vectors)
             if scored.learned.matches and scored.method == "fast":
                 scored.method = "hybrid"
@@ -512,6 +513,12 @@ class SkillPilot:
             stages.append(
                 StageTrace(name, tuple((catalog.skills[i].id, round(float(scores[i]), 4)) for i in order))
             )
+        if scored.method != "fast":
+            stages.extend(
+                StageTrace(r.name, (), ("not asked: an English-only model, and the message is mostly CJK",))
+                for r in catalog.dense
+                if r.name not in lists
+            )
         weights = self.calibration.fusion_weights
         stages.append(
             StageTrace(
@@ -619,7 +626,7 @@ class SkillPilot:
             self.get(signal.skill).id,
             self.get(signal.wrong).id if signal.wrong else None,
         )
-        vectors = {r.encoder.name: r.encode(signal.query) for r in catalog.dense}
+        vectors = {r.encoder.name: r.encode(signal.query) for r in catalog.dense if r.reads(signal.query)}
         return self.feedback_store.record(canonical, vectors)
 
     def stats(self) -> Stats:

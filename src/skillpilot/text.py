@@ -47,6 +47,12 @@ def cap_query(text: str) -> str:
     return text[:MAX_QUERY_CHARS]
 
 
+def mostly_cjk(text: str) -> bool:
+    """Whether more than half of the letters of ``text`` are Chinese, Japanese or Korean."""
+    letters = sum(c.isalpha() for c in text)
+    return sum(len(run) for run in _CJK_RUN.findall(text)) * 2 > letters
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     return str(_stemmer.stemWord(word))

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..encoders import Encoder
 from ..model import Fingerprint, Hit, Skill
-from ..text import cap_query
+from ..text import cap_query, mostly_cjk
 
 BODY_CHARS = 800
 BODY_PART_CHARS = 400
@@ -74,6 +74,10 @@ class DenseRetriever:
         weights[self._starts] = 1.0
         self._weights = weights
         self._empty = counts == 0
+
+    def reads(self, query: str) -> bool:
+        """Whether this encoder's vector of ``query`` means anything (see ``Encoder``'s ``reads_cjk``)."""
+        return bool(getattr(self.encoder, "reads_cjk", True)) or not mostly_cjk(query)
 
     def encode(self, query: str) -> np.ndarray:
         vector: np.ndarray = self.encoder.encode_batch([cap_query(query)])[0]
