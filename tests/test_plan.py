@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from skillpilot import RouteResult, SkillPilot
-from skillpilot.model import PlanStep
+from skillpilot.model import Alternative, PlanStep, SkillRef
 from skillpilot.plan import Clause, as_plan, plan_steps, split
 
 from .conftest import EXAMPLES
@@ -103,6 +103,37 @@ def test_only_messages_with_markers_route_their_clauses(pilot: SkillPilot) -> No
     # Each clause once; the clauses' own routes did not plan again.
     assert router.routed == ["commit my changes", "write the changelog"]
     assert [s.skill.id for s in steps if s.skill] == ["git-commit", "changelog-writer"]
+
+
+class _Scripted:
+    """A router that answers each clause with a fixed skill, confidence and runner-up score."""
+
+    def __init__(self, answers: dict[str, tuple[str, float, float]]) -> None:
+        self.answers = answers
+
+    def route(self, query: str, trace: bool = False) -> RouteResult:
+        skill, confidence, runner_up = self.answers[query]
+        return RouteResult(
+            query=query,
+            skill=SkillRef(skill, skill, skill, skill, skill),
+            confidence=confidence,
+            decision="hard" if confidence >= 0.8 else "soft",
+            method="hybrid",
+            alternatives=(Alternative("other", "other", runner_up, "other"),),
+        )
+
+
+@pytest.mark.parametrize(
+    ("runner_up", "planned"),
+    [(0.01, True), (0.3, False)],  # a contested clause does not name its skill outright
+)
+def test_clauses_that_each_name_a_skill_outright_plan(runner_up: float, planned: bool) -> None:
+    # The whole message routes surer (0.99) than its steps on average: only the steps' own
+    # certainty, uncontested by their runners-up, makes the plan.
+    router = _Scripted({"check the weather in Oslo": ("weather", 0.95, 0.01),
+                        "find me cheap flights there": ("flights", 0.92, runner_up)})
+    steps = plan_steps(router, "check the weather in Oslo and find me cheap flights there", 0.99)
+    assert [s.skill.id for s in steps if s.skill] == (["weather", "flights"] if planned else [])
 
 
 def test_plan_in_the_route_json(pilot: SkillPilot) -> None:

@@ -23,14 +23,21 @@ How, cheapest test first:
    nothing are context and join the step after them (the last step, at the end); neighbouring
    clauses that ask for the same skill are one step, routed as its most confident clause.
 4. Acceptance. The plan stands when two or more different skills remain, and either a sequence
-   marker starts a later step or splitting made the router surer: the steps' mean confidence
-   is at least the whole message's. A single-skill message routes best whole (its clauses lose
-   context), which is what keeps it in one piece: 7 of the 160 development messages
-   (``../shared/bench/queries/real-dev.jsonl``, one skill each) are split, 4.4 % against a 5 %
-   budget (``benchmarks/plan_eval.py``).
+   marker starts a later step, or splitting made the router surer (the steps' mean confidence
+   is at least the whole message's), or every step names its skill outright (confidence at
+   least ``SURE_STEP_CONFIDENCE``, runner-up at most ``SURE_STEP_RUNNER_UP``). A single-skill
+   message routes best whole (its clauses lose context), which is what keeps it in one piece:
+   7 of the 160 development messages (``../shared/bench/queries/real-dev.jsonl``, one skill
+   each) are split, 4.4 % against a 5 % budget (``benchmarks/plan_eval.py``).
+
+Measured limit: on MetaTool's 497 two-tool queries (199 tools) plans name both tools in 5.2 %
+(34.0 % against each query's 10 candidate tools). Both tools are the top route of the whole
+message or of one of its clauses in only 21.1 %, so no acceptance rule over these clause routes
+can reach much more; looser bars and acceptance rules that find more cost development false
+splits one for one.
 
 Cost: a message with markers routes each clause once more (route p50 on the development set:
-9 ms without a marker, 25 ms with one, planned or not). ``SkillPilot.route`` therefore plans only
+8 ms without a marker, 10 ms with one, planned or not). ``SkillPilot.route`` therefore plans only
 messages with a sequence marker; ``skillpilot plan`` (and ``plan_steps``' default) considers
 every marker.
 """
@@ -47,11 +54,14 @@ from typing import Protocol
 from .model import PlanStep, RouteResult
 from .text import tokenize
 
-# Calibrated confidences: 0.2 is "this clause is about that skill, weakly"; the bars were chosen
+# Calibrated confidences: 0.15 is "this clause is about that skill, weakly"; the bars were chosen
 # on the development set and MetaTool's multi-tool queries (benchmarks/plan_eval.py) against
 # the 5 % false-split budget. A new sentence must be a soft route on its own (the soft threshold).
-STEP_CONFIDENCE = 0.2
+STEP_CONFIDENCE = 0.15
 SENTENCE_STEP_CONFIDENCE = 0.45
+# A step this sure of its skill, with its runner-up this far behind, names that skill outright.
+SURE_STEP_CONFIDENCE = 0.85
+SURE_STEP_RUNNER_UP = 0.1
 MIN_CLAUSE_TERMS = 2
 
 _MARKER = re.compile(
@@ -155,11 +165,20 @@ def plan_steps(
     if len({step.route.skill.id for step in steps if step.route.skill is not None}) < 2:
         return ()
     surer = sum(s.route.confidence for s in steps) / len(steps) >= confidence
-    if not (surer or any(s.sequence for s in steps[1:])):
+    if not (surer or any(s.sequence for s in steps[1:]) or all(_sure(s.route) for s in steps)):
         return ()
     return tuple(
         PlanStep(" ".join(s.texts), s.route.skill, s.route.confidence, s.route.decision) for s in steps
     )
+
+
+def _sure(route: RouteResult) -> bool:
+    """The clause names its skill outright: a confident route that no runner-up contests. A
+    message whose every step is one such clause asks for those skills even when the whole
+    message, with the words of every step, routes surer still (many catalogs have a skill
+    that covers both halves loosely)."""
+    runner_up = route.alternatives[0].score if route.alternatives else 0.0
+    return route.confidence >= SURE_STEP_CONFIDENCE and runner_up <= SURE_STEP_RUNNER_UP
 
 
 def _steps(clauses: Sequence[Clause], routes: Sequence[RouteResult]) -> list[_Step]:
