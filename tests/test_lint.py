@@ -181,3 +181,75 @@ def test_cli_without_paths_lints_the_index(isolated_home: Path) -> None:
     proc = _cli("lint", "--json", home=isolated_home)
     assert proc.returncode == 0, proc.stderr
     assert len(json.loads(proc.stdout)["skills"]) == 16
+
+
+# Twenty tools, each described by what only it handles, and one skill described in the words
+# they all share: enough skills for word counts to mean something (GENERIC_MIN_SKILLS).
+_TOOLS = ("ffmpeg video clips", "pandoc markup conversions", "terraform cloud infrastructure", "kubectl pod logs",
+          "psql postgres tables", "redis cache keys", "nginx virtual hosts", "certbot tls certificates",
+          "rsync incremental backups", "exiftool photo metadata", "tesseract scanned receipts",
+          "graphviz dependency graphs", "sqlite embedded databases", "imagemagick thumbnail images",
+          "gpg detached signatures", "jq json documents", "cron recurring schedules", "qpdf encrypted pages",
+          "whisper audio transcripts", "ledger household budgets")
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SkillLint]:
+    root = tmp_path_factory.mktemp("lint-catalog")
+    for tool in _TOOLS:
+        binary, subject = tool.split(" ", 1)
+        write_skill(root, binary, f"""
+            name: {binary}
+            description: Create {subject} files with {binary}. Use when the user asks about {subject}.
+            """, f"# {binary}\n\nRun {binary} on the {subject}.\n")
+    write_skill(root, "project-helper", """
+        name: project-helper
+        description: Create files for the user. Use when the user asks to create files.
+        """, "# Project helper\n\n- Summarise the changelog into release highlights\n")
+    # Its first tasks are its own; the later ones are other tools' work. Spread over the body,
+    # the sample reaches them.
+    own = [f"Draft the {n} release notes section from the merged pull requests" for n in
+           ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")]
+    others = [f"Create {subject} files" for subject in ("video clips", "postgres tables", "json documents",
+              "tls certificates", "audio transcripts", "photo metadata", "pod logs", "cache keys")]
+    write_skill(root, "release-notes", """
+        name: release-notes
+        description: Draft release notes from merged pull requests, grouped by change type. Use when the
+          user wants release notes or a changelog for a version.
+        """, "# Release notes\n\n" + "Release notes are drafted from merged pull requests. " * 6 + "\n\n"
+        + "- Not for encrypted pdf pages files: use a pdf tool instead\n"
+        + "".join(f"- {task}\n" for task in [*own, *others]))
+    # Keyword-only: the check counts words, and the routes are fast without the models.
+    pilot = SkillPilot(home=tmp_path_factory.mktemp("lint-catalog-home"), preconditions=False,
+                       feedback_enabled=False, enable_semantic=False)
+    pilot.index([root])
+    return {r.id: r for r in lint(pilot)}
+
+
+def test_description_in_everyone_s_words_is_generic(catalog: dict[str, SkillLint]) -> None:
+    generic = _finding(catalog["project-helper"], "generic-description")
+    assert (generic.severity, generic.penalty) == ("warning", 15.0)
+    assert generic.evidence == (
+        "a typical word of the description is in 21.2 of the 22 descriptions, more than for 75% of the skills",
+        "its most shared words: 'user' (21 others), 'asks' (20 others), 'create' (20 others), 'files' (20 others)",
+    )
+    # The body's salient words it leaves out of the description, rarest in the catalog first
+    # (release-notes' description says "changelog" and "release").
+    assert generic.fix.endswith(": mention 'highlights', 'summarise', 'changelog', 'release'")
+    # Each other skill's own words set it apart; its shared ones are no more than the catalog's usual.
+    assert [k for k, r in catalog.items() for f in r.findings if f.code == "generic-description"] == [
+        "project-helper"
+    ]
+
+
+def test_body_tasks_are_sampled_across_the_body(catalog: dict[str, SkillLint]) -> None:
+    vague = _finding(catalog["release-notes"], "vague-description")
+    # Every other item of 16 is sampled (a redirect is not a task): 4 of its own tasks and 4
+    # others', which go elsewhere.
+    assert [e.split(" (routes to ")[0] for e in vague.evidence] == [
+        f"the body's task 'Create {subject} files' leaves it out of the route's top 3"
+        for subject in ("video clips", "json documents", "audio transcripts", "pod logs")
+    ]
+    assert vague.evidence[0].startswith("the body's task 'Create video clips files' leaves it out of the "
+                                        "route's top 3 (routes to ffmpeg, ")
+    assert vague.penalty == 30 * 4 / 8

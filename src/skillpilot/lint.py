@@ -11,21 +11,29 @@ that only its body explains should be fixed at the source, not guessed around. T
 what each costs on the 100-point score:
 
 - ``short-description`` (error, 25): fewer than 8 words (the fingerprint's check).
-- ``vague-description`` (warning, up to 40): the description does not say what the body does,
+- ``vague-description`` (warning, up to 60): the description does not say what the body does,
   seen two ways. (a) Every part the router embeds besides the description (the "use when"
   clauses, the opening of the body) is compared with every skill's description (mean cosine over
   the encoders): 30 x the share of parts closer to *another* skill's description. (b) The body's
-  list items (the tasks it walks an agent through; at most ``MAX_TASKS``) are routed: 10 x the
-  share that goes to another skill. The fix names the salient words (fingerprint keywords) the
-  description leaves out.
+  list items (the tasks it walks an agent through; ``MAX_TASKS`` spread evenly over the body)
+  are routed as users' messages: 30 x the share whose route does not have the skill in its top
+  ``TASK_WITHIN`` (3), pass-throughs included. The fix names the salient words (fingerprint
+  keywords) the description leaves out.
+- ``generic-description`` (warning, up to 15): the description's words are common among the
+  catalog's descriptions (mean inverse document frequency of its terms below the catalog's 25th
+  percentile), so nothing in it stands out from its neighbours: 15 x how far below, reaching 15
+  at the 5th percentile. The evidence quotes its most shared words and how many other
+  descriptions use each; the fix names its body's rarest salient words the description leaves
+  out. Needs ``GENERIC_MIN_SKILLS`` (20) skills to count words over.
 - ``no-use-when`` (warning, 5): the description has no "Use when ..." and neither has the
   body; 0 when only the body has one (SkillPilot embeds it, but agents choosing from the skill
   list never see it, so it is still a warning).
 - ``confusable`` (warning, up to 25): what the skill says it is for (description sentences,
   "use when" clauses, triggers; at most ``MAX_CLAIMS``), routed through SkillPilot, goes to
-  another skill: 25 x the share of such claims, naming the skill each went to. A sentence that
-  names another skill is a redirect ("for charts, use spreadsheet-charts") and is not routed; a
-  pass-through goes nowhere and does not count.
+  another skill: 25 x the share of such claims, naming the skill each went to. A sentence (or
+  body task) that names another skill (unless the name is an everyday word, "commit") or says
+  "not for" or "instead" is a redirect ("for charts, use spreadsheet-charts") and is not
+  routed; a pass-through goes nowhere and does not count.
 - ``missing-prefer-when`` (warning, 15 x the group's similarity): in a conflict group without
   ``route.prefer_when``; suggests its salient words that no other member uses.
 - ``trigger-collision`` (error, 15 each, at most 30): another skill's trigger phrase fires on
@@ -39,11 +47,14 @@ what each costs on the 100-point score:
 Guarantees: deterministic for an index; the score is ``max(0, 100 - penalties)`` rounded to one
 decimal; every finding quotes the text it is about and names the other skills involved. Cost:
 one route per claim and task (at most ``MAX_CLAIMS + MAX_TASKS``, about 20 ms each with the
-default encoders) plus one matrix product per encoder.
+default encoders) plus one matrix product per encoder; the word counts are one pass over the
+descriptions.
 """
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -65,12 +76,15 @@ from .text import tokenize
 Severity = Literal["error", "warning", "info"]
 FAILING: tuple[Severity, ...] = ("error", "warning")
 SHORT_DESCRIPTION_PENALTY = 25.0
-# Times the share of embedded parts closer to another description, and of body tasks routed to
-# another skill: two views of "the description does not say what the body does". The parts
-# compare all of the skill's embedded text with every description; the tasks are a sample of
-# at most MAX_TASKS routes, noisier, so they weigh less.
+# Times the share of embedded parts closer to another description, and of body tasks that do
+# not bring the skill into the route's top TASK_WITHIN: two views of "the description does not
+# say what the body does". The tasks are what users ask in their own words (the body's, not the
+# description's), so they are the nearer stand-in for a paraphrase and weigh as much.
 VAGUE_PARTS_PENALTY = 30.0
-VAGUE_TASKS_PENALTY = 10.0
+VAGUE_TASKS_PENALTY = 30.0
+# A task only needs to reach the candidates the router and an agent still weigh (the route's
+# top 3), not to win outright: list items are narrower than the messages they stand for.
+TASK_WITHIN = 3
 NO_USE_WHEN_PENALTY = 5.0
 CONFUSABLE_PENALTY = 25.0
 # Times the group's similarity: the closer the members, the more often the tie-breaker decides.
@@ -78,8 +92,16 @@ PREFER_WHEN_PENALTY = 15.0
 COLLISION_PENALTY = 15.0
 MAX_COLLISION_PENALTY = 30.0
 QUALITY_PENALTY = 5.0
+# Times how far the mean inverse document frequency of a description's terms is below the
+# catalog's GENERIC_QUANTILE, as a share of the way down to its GENERIC_FLOOR_QUANTILE. Relative
+# to the catalog (a word is common or rare among these skills), so it needs enough skills.
+GENERIC_PENALTY = 15.0
+GENERIC_QUANTILE = 25.0
+GENERIC_FLOOR_QUANTILE = 5.0
+GENERIC_MIN_SKILLS = 20
+MAX_COMMON_WORDS = 5
 MAX_CLAIMS = 6
-MAX_TASKS = 6
+MAX_TASKS = 8
 # A probe needs this many index terms to be a message a user could send ("Overview." is not);
 # a body list item more, since many are fragments ("Run the tests").
 MIN_PROBE_TERMS = 3
@@ -88,6 +110,10 @@ MAX_SUGGESTIONS = 5
 SHORT_ISSUE = "description has fewer than 8 words"
 NO_PATTERN_ISSUE = "no 'use when' signal in the description or body"
 _EXCERPT = 80
+# "Not for ...", "... use X instead": a redirect, even when X is not a skill of this catalog.
+_SENDS_ELSEWHERE = re.compile(r"\binstead\b|\bnot\s+for\b", re.IGNORECASE)
+# How the fast path marks a name that is also an everyday word (FastMatcher evidence).
+GENERIC_NAME = "(generic)"
 
 
 @dataclass(frozen=True)
@@ -124,14 +150,16 @@ def lint(pilot: SkillPilot) -> list[SkillLint]:
     closest = _closest_descriptions(pilot, skills)
     groups = {i: g for g in pilot.conflict_groups() for i in g.indices}
     matcher = FastMatcher(skills)
+    rarity = _DescriptionRarity(skills)
     results = []
     for index, skill in enumerate(skills):
         claims, tasks = _probes(index, skills, matcher)
         with single_steps():
-            claims_lost, tasks_lost = _lost(pilot, skill, claims), _lost(pilot, skill, tasks)
+            claims_lost, tasks_unreached = _lost(pilot, skill, claims), _unreached(pilot, skill, tasks)
         findings = [
             *_text_findings(skill),
-            *_vague(index, skills, closest[index] if closest else [], tasks_lost, len(tasks)),
+            *_vague(index, skills, closest[index] if closest else [], tasks_unreached, len(tasks)),
+            *_generic(index, skills, rarity),
             *_confusable(claims_lost, len(claims)),
             *_prefer_when(index, skills, groups.get(index)),
             *_collisions(index, skills, matcher),
@@ -213,11 +241,11 @@ def _vague(
     own: int,
     skills: Sequence[IndexedSkill],
     closest: list[tuple[int, float, float]],
-    tasks_lost: list[tuple[str, str, float]],
+    tasks_unreached: list[tuple[str, str, float]],
     tasks: int,
 ) -> list[Finding]:
     """The description against the rest of the skill, by meaning (embedded parts) and by the
-    router's own choice (body tasks routed elsewhere)."""
+    router's own choice (body tasks whose route leaves the skill out of its top few)."""
     skill = skills[own]
     # Without encoders there are no vectors to compare (closest is empty): tasks only.
     texts = EMBEDDING(skill.skill, skill.fingerprint)[1:] if closest else []
@@ -227,28 +255,103 @@ def _vague(
         for text, (other, sim, mine) in zip(texts, closest, strict=True)
         if other != own
     ]
-    if not elsewhere and not tasks_lost:
+    if not elsewhere and not tasks_unreached:
         return []
     penalty = VAGUE_PARTS_PENALTY * len(elsewhere) / max(1, len(closest))
-    penalty += VAGUE_TASKS_PENALTY * len(tasks_lost) / max(1, tasks)
-    public = set(tokenize(f"{skill.name.replace('-', ' ')} {skill.skill.description}"))
-    missing = [k for k in skill.fingerprint.keywords if not set(tokenize(k)) <= public][:MAX_SUGGESTIONS]
+    penalty += VAGUE_TASKS_PENALTY * len(tasks_unreached) / max(1, tasks)
+    missing = _left_out_keywords(skill)[:MAX_SUGGESTIONS]
     words = f": mention {', '.join(repr(w) for w in missing)}" if missing else ""
     return [Finding(
         "vague-description", "warning",
         "the description does not say what the body does",
-        (*elsewhere, *(f"the body's task {_excerpt(t)!r} routes to {r} ({c:.2f})" for t, r, c in tasks_lost)),
+        (*elsewhere, *(
+            f"the body's task {_excerpt(t)!r} leaves it out of the route's top {TASK_WITHIN} (routes to {r}, {c:.2f})"
+            for t, r, c in tasks_unreached
+        )),
         f"say in the description what the skill does and for whom{words}",
         round(penalty, 1),
+    )]
+
+
+def _left_out_keywords(skill: IndexedSkill) -> list[str]:
+    """The skill's salient words (fingerprint keywords) that its name and description do not use."""
+    public = set(tokenize(f"{skill.name.replace('-', ' ')} {skill.skill.description}"))
+    return [k for k in skill.fingerprint.keywords if not set(tokenize(k)) <= public]
+
+
+class _DescriptionRarity:
+    """How specific each description's words are among the catalog's descriptions: the mean
+    inverse document frequency of its distinct terms (higher is rarer), and the catalog's
+    thresholds below which a description counts as generic (None: too few skills to tell)."""
+
+    def __init__(self, skills: Sequence[IndexedSkill]) -> None:
+        self.terms = [set(tokenize(s.skill.description)) for s in skills]
+        self.frequency = Counter(term for terms in self.terms for term in terms)
+        self.size = len(skills)
+        self.mean_idf = [
+            float(np.mean([np.log(self.size / self.frequency[t]) for t in terms])) if terms else 0.0
+            for terms in self.terms
+        ]
+        self.thresholds: tuple[float, float] | None = None
+        if self.size >= GENERIC_MIN_SKILLS:
+            start, floor = np.percentile(self.mean_idf, [GENERIC_QUANTILE, GENERIC_FLOOR_QUANTILE])
+            self.thresholds = (float(start), float(floor))
+
+
+def _surface_words(text: str) -> dict[str, str]:
+    """Each index term of ``text`` and the first word it came from, to quote the author's words
+    rather than stems."""
+    words: dict[str, str] = {}
+    for word in re.findall(r"[^\W_]+", text.lower()):
+        for term in tokenize(word):
+            words.setdefault(term, word)
+    return words
+
+
+def _generic(index: int, skills: Sequence[IndexedSkill], rarity: _DescriptionRarity) -> list[Finding]:
+    """A description made of words many other descriptions use: nothing in it stands out, so
+    messages in the user's own words match other skills as well as this one."""
+    if rarity.thresholds is None:
+        return []
+    start, floor = rarity.thresholds
+    mine = rarity.mean_idf[index]
+    # Rounded first: a description at the threshold, give or take float noise, is not generic.
+    penalty = round(GENERIC_PENALTY * min(1.0, (start - mine) / max(start - floor, 1e-9)), 1)
+    if penalty <= 0 or not rarity.terms[index]:
+        return []
+    skill = skills[index]
+    words = _surface_words(skill.skill.description)
+    common = sorted(rarity.terms[index], key=lambda t: (-rarity.frequency[t], t))[:MAX_COMMON_WORDS]
+    # The rarest first: they set it apart the most.
+    specific = sorted(
+        _left_out_keywords(skill),
+        key=lambda k: (max((rarity.frequency[t] for t in tokenize(k)), default=0), k),
+    )[:MAX_SUGGESTIONS]
+    # exp(-mean idf) is the geometric mean of its words' shares of the descriptions.
+    typical = rarity.size * float(np.exp(-mine))
+    mention = f": mention {', '.join(repr(k) for k in specific)}" if specific else ""
+    return [Finding(
+        "generic-description", "warning",
+        "the description is made of words many other descriptions use",
+        (
+            f"a typical word of the description is in {typical:.1f} of the {rarity.size} descriptions, "
+            f"more than for {100 - GENERIC_QUANTILE:.0f}% of the skills",
+            "its most shared words: " + ", ".join(
+                f"{words.get(t, t)!r} ({rarity.frequency[t] - 1} others)" for t in common
+            ),
+        ),
+        f"name the specific tools, inputs and outcomes it is about{mention}",
+        penalty,
     )]
 
 
 def _probes(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) -> tuple[list[str], list[str]]:
     """What the author says the skill does, as messages a user could send: (claims, tasks).
     Claims are the first ``MAX_CLAIMS`` description sentences, "use when" clauses and triggers;
-    tasks the first ``MAX_TASKS`` list items of the body (what it walks an agent through). A
-    sentence naming another skill is a redirect ("for charts, use spreadsheet-charts"), not a
-    claim, and is left out."""
+    tasks ``MAX_TASKS`` list items of the body (what it walks an agent through), spread evenly
+    over it: the first items are often the same setup steps in every skill of a kind. A sentence
+    or item that names another skill, or says "not for" or "instead", is a redirect ("for charts,
+    use spreadsheet-charts"), not a claim, and is left out."""
     skill = skills[index]
     claims = (
         *(s.strip() for s in _SENTENCE_END.split(skill.skill.description)),
@@ -258,21 +361,30 @@ def _probes(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) ->
     tasks = (_clean(m.group(1)) for m in _BULLET.finditer(_FENCED.sub(" ", skill.skill.body)))
     seen: set[str] = set()
 
-    def keep(texts: Iterable[str], limit: int, min_terms: int) -> list[str]:
+    def keep(texts: Iterable[str], min_terms: int) -> list[str]:
         kept: list[str] = []
         for text in texts:
-            if len(kept) == limit:
-                break
-            if len(tokenize(text)) < min_terms or text.lower() in seen:
+            if len(tokenize(text)) < min_terms or text.lower() in seen or _SENDS_ELSEWHERE.search(text):
                 continue
-            hits = matcher.match(text)
-            if any(h.index != index and e.startswith("name ") for h in hits for e in h.evidence):
+            # A name that is an everyday word ("commit", "github") is the word, not the skill.
+            if any(
+                h.index != index and e.startswith("name ") and not e.endswith(GENERIC_NAME)
+                for h in matcher.match(text)
+                for e in h.evidence
+            ):
                 continue
             seen.add(text.lower())
             kept.append(text)
         return kept
 
-    return keep(claims, MAX_CLAIMS, MIN_PROBE_TERMS), keep(tasks, MAX_TASKS, MIN_TASK_TERMS)
+    return keep(claims, MIN_PROBE_TERMS)[:MAX_CLAIMS], _spread(keep(tasks, MIN_TASK_TERMS), MAX_TASKS)
+
+
+def _spread(items: Sequence[str], limit: int) -> list[str]:
+    """At most ``limit`` of ``items``, evenly spaced from the first."""
+    if len(items) <= limit:
+        return list(items)
+    return [items[step * len(items) // limit] for step in range(limit)]
 
 
 def _lost(pilot: SkillPilot, skill: IndexedSkill, probes: Sequence[str]) -> list[tuple[str, str, float]]:
@@ -284,6 +396,19 @@ def _lost(pilot: SkillPilot, skill: IndexedSkill, probes: Sequence[str]) -> list
         if result.skill is not None and result.skill.id != skill.id and result.decision != "passthrough":
             lost.append((probe, result.skill.id, result.confidence))
     return lost
+
+
+def _unreached(pilot: SkillPilot, skill: IndexedSkill, tasks: Sequence[str]) -> list[tuple[str, str, float]]:
+    """(task, the skill it routes to or "no skill", confidence) for each task whose route does
+    not have ``skill`` in its top ``TASK_WITHIN``. Unlike a claim, a task counts even when the
+    router would pass it through: the ranking still says which skills its words are closer to."""
+    unreached = []
+    for task in tasks:
+        result = pilot.route(task)
+        ranked = ([result.skill.id] if result.skill else []) + [a.id for a in result.alternatives]
+        if skill.id not in ranked[:TASK_WITHIN]:
+            unreached.append((task, ranked[0] if ranked else "no skill", result.confidence))
+    return unreached
 
 
 def _confusable(lost: list[tuple[str, str, float]], claims: int) -> list[Finding]:
