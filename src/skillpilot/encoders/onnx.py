@@ -41,6 +41,9 @@ Speed (measured on the 2-core dev box, one short query, median of 100):
   cores, onnxruntime's default spin-waiting makes 2 threads the worst (9-17 ms against
   5-9 ms for 1). So we use 2 threads *without* spinning: 3.8 ms quiet, 5.3-5.8 ms busy,
   and no core burnt busy-waiting between the queries of a long-running server.
+- Without spinning, waking the second thread for each of the graph's ~300 ops costs more than
+  it saves on a single text, so a batch's chunks run two at a time: the 1,097 bench skill texts
+  on integer kernels, one text per run, took 5.8 s against 8.3 s one chunk after the other.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,6 +84,11 @@ _THREADS = 2
 _INTEGER_KERNELS = "dynamic-int8"
 # The producer name onnxruntime.quantization writes into the models it makes.
 _QUANTIZER = "onnx.quantize"
+# onnxruntime fuses residual-add + LayerNorm into SkipLayerNormalization, which here is slower
+# than the two ops it replaces, most with 2 threads and no spinning: MiniLM on a 92-token text,
+# integer kernels, 2 threads 12.6 -> 7.4 ms, 1 thread 11.4 -> 9.8 ms; the shipped float-cast
+# file 15.0 -> 14.3 ms (median of 150 runs, quiet box).
+_SLOWER_FUSIONS = ["SkipLayerNormFusion"]
 
 
 class OnnxEncoder:
@@ -122,11 +131,17 @@ class OnnxEncoder:
         except Exception as exc:  # tokenizers raises bare Exception on a bad file
             raise EncoderError(label, f"cannot read {tokenizer_path}: {exc}") from exc
         options = ort.SessionOptions()
+        self._threads = threads
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(
+                str(model_path),
+                options,
+                providers=["CPUExecutionProvider"],
+                disabled_optimizers=_SLOWER_FUSIONS,
+            )
         except Exception as exc:  # onnxruntime raises its own untyped Fail/InvalidGraph errors
             raise EncoderError(label, f"cannot load {model_path}: {exc}") from exc
 
@@ -151,7 +166,7 @@ class OnnxEncoder:
         ids, mask, types = self._tokenize(texts)
         lengths = mask.sum(axis=1)
         order = np.argsort(-lengths, kind="stable")
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        chunks: list[tuple[np.ndarray, int]] = []  # (rows, padded width)
         start = 0
         while start < len(order):
             # Longest first, so the chunk's first row sets its width; padding is on the right,
@@ -161,8 +176,22 @@ class OnnxEncoder:
             # A text under half the width waits for the next chunk, so no row is mostly padding.
             # (The first row always stays, so the loop always advances.)
             rows = rows[lengths[rows] * 2 >= width]
-            out[rows] = self._forward(ids[rows, :width], mask[rows, :width], types[rows, :width])
+            chunks.append((rows, width))
             start += len(rows)
+
+        def forward(chunk: tuple[np.ndarray, int]) -> np.ndarray:
+            rows, width = chunk
+            return self._forward(ids[rows, :width], mask[rows, :width], types[rows, :width])
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if len(chunks) == 1:
+            out[chunks[0][0]] = forward(chunks[0])
+            return out
+        # Chunks run side by side, one per thread: onnxruntime spreads a small input's ops over
+        # its threads poorly (see the module docstring), two runs at once keep both cores busy.
+        with ThreadPoolExecutor(max_workers=self._threads) as pool:
+            for (rows, _), vectors in zip(chunks, pool.map(forward, chunks), strict=True):
+                out[rows] = vectors
         return out
 
     def _tokenize(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
