@@ -88,6 +88,12 @@ def test_stats_json(indexed: Path) -> None:
     assert stats["embed_provider"] == "off"
 
 
+def test_stats_names_the_model_cache(indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLPILOT_MODEL_CACHE", str(tmp_path / "models"))
+    assert json.loads(run("stats", "--json", home=indexed).stdout)["model_cache"] == str(tmp_path / "models")
+    assert f"Model cache: {tmp_path / 'models'}" in run("stats", home=indexed).stdout
+
+
 def test_search_and_explain(indexed: Path) -> None:
     hits = json.loads(run("search", "trim a video", "--json", home=indexed).stdout)
     assert hits[0]["id"] == "video-trim"

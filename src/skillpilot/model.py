@@ -220,6 +220,8 @@ class Stats:
     last_updated: float | None
     embed_provider: str
     index_path: str
+    # Where models derived from shipped weights (MiniLM's integer-kernel copy) are kept.
+    model_cache: str
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .config import Settings, load_settings
+from .config import Settings, default_model_cache, load_settings
 from .conflicts import ConflictGroup, Resolution, detect_conflicts, group_of, promoted, resolve
 from .decide import Calibration, confidence_signals, decide, shipped_calibration
 from .encoders import Encoder, get_encoder
@@ -641,6 +641,7 @@ class SkillPilot:
             last_updated=float(last) if last else None,
             embed_provider=self.settings.embed_provider if self.settings.enable_semantic else "off",
             index_path=str(self.settings.index_path),
+            model_cache=str(default_model_cache()),
         )
 
 

@@ -311,7 +311,8 @@ def stats(home: HomeOption = None, as_json: JsonOption = False) -> None:
     )
     out.print(f"Roots: {', '.join(data.roots) or '(none)'}", markup=False, soft_wrap=True)
     out.print(f"Embed provider: {data.embed_provider}", markup=False)
-    out.print(f"Index: {data.index_path}", markup=False)
+    out.print(f"Index: {data.index_path}", markup=False, soft_wrap=True)
+    out.print(f"Model cache: {data.model_cache}", markup=False, soft_wrap=True)
     if data.last_updated:
         import datetime
 

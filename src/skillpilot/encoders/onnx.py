@@ -272,6 +272,7 @@ def integer_kernels(model: Path, cache: Path, stem: str) -> Path:
             return target
         try:
             folder.mkdir(parents=True, exist_ok=True)
+            logger.info("building %s once from %s (a few seconds)", target, model)
             with tempfile.TemporaryDirectory(dir=folder, prefix=".building-") as scratch:
                 built = _quantize(model, Path(scratch))
                 os.replace(built, target)
