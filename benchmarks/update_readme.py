@@ -1,8 +1,9 @@
-"""Put the latest benchmark table into README.md (between the bench:start/end markers).
+"""Put the latest benchmark table into README.md and benchmarks/README.md (between the
+bench:start/end markers).
 
     python benchmarks/update_readme.py [benchmarks/results/latest.json]
 
-The table is rendered from the results file, never typed by hand, so the README stays true.
+The table is rendered from the results file, never typed by hand, so the READMEs stay true.
 """
 
 from __future__ import annotations
@@ -22,18 +23,21 @@ def main() -> None:
     results = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "benchmarks" / "results" / "latest.json"
     document = json.loads(results.read_text(encoding="utf-8"))
     machine = document.get("machine", {})
-    header = (
-        f"Run of {document['date'][:10]} on {machine.get('cpus', '?')} cores "
-        f"({machine.get('machine', '')}, {machine.get('memory_gb', '?')} GB); chart: "
-        f"![benchmark](benchmarks/results/{results.with_suffix('.png').name})\n\n"
-    )
-    readme = REPO / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    block = f"{START}\n{header}{render_markdown(document)}\n{END}"
-    updated, count = re.subn(re.escape(START) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
-    if count != 1:
-        raise SystemExit(f"{readme}: expected one {START} ... {END} block")
-    readme.write_text(updated, encoding="utf-8")
+    chart = results.with_suffix(".png").name
+    for readme in (REPO / "README.md", REPO / "benchmarks" / "README.md"):
+        # The chart's path, relative to the README that shows it.
+        folder = results.parent.resolve().relative_to(readme.parent.resolve()).as_posix()
+        header = (
+            f"Run of {document['date'][:10]} on {machine.get('cpus', '?')} cores "
+            f"({machine.get('machine', '')}, {machine.get('memory_gb', '?')} GB); chart: "
+            f"![benchmark]({folder}/{chart})\n\n"
+        )
+        text = readme.read_text(encoding="utf-8")
+        block = f"{START}\n{header}{render_markdown(document)}\n{END}"
+        updated, count = re.subn(re.escape(START) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+        if count != 1:
+            raise SystemExit(f"{readme}: expected one {START} ... {END} block")
+        readme.write_text(updated, encoding="utf-8")
 
 
 if __name__ == "__main__":
