@@ -33,11 +33,11 @@ def main() -> None:
             f"![benchmark]({folder}/{chart})\n\n"
         )
         text = readme.read_text(encoding="utf-8")
-        block = f"{START}\n{header}{render_markdown(document)}\n{END}"
-        updated, count = re.subn(re.escape(START) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
-        if count != 1:
+        blocks = re.findall(re.escape(START) + ".*?" + re.escape(END), text, flags=re.S)
+        if len(blocks) != 1:
             raise SystemExit(f"{readme}: expected one {START} ... {END} block")
-        readme.write_text(updated, encoding="utf-8")
+        table = f"{START}\n{header}{render_markdown(document)}\n{END}"
+        readme.write_text(text.replace(blocks[0], table), encoding="utf-8")
 
 
 if __name__ == "__main__":
