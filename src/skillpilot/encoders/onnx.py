@@ -31,19 +31,21 @@ Speed (measured on the 2-core dev box, one short query, median of 100):
   re-quantized per channel with dynamic (per-call) int8 activations, which onnxruntime runs on
   integer (VNNI) kernels: derived once from the shipped file into the model cache
   (``skillpilot.config.default_model_cache``), nothing downloaded. On the 160 development queries,
-  one at a time, 2 threads: p50 4.9 ms against 10.2 ms; the 1,097 texts of the 294 bench skills
+  one at a time, 2 intra-op threads: p50 4.9 ms against 10.2 ms; the 1,097 texts of the 294 bench skills
   7.4 s against 14.1 s. Its vectors are within cosine 0.984 (mean 0.993) of the shipped file's,
   and 5-fold cross-validated routing is unchanged (hit@1 82.7 % either way, hard precision
   95.8 % -> 97.5 %; ``benchmarks/calibrate.py``). Quantizing the activations per tensor instead
   of the weights per channel drifts to cosine 0.90.
-- Threads, MiniLM-L6 int8, median of 100 single queries, rounds interleaved: on a quiet box
-  2 intra-op threads took 3.2 ms, 1 thread 5.0 ms. When other processes compete for the
-  cores, onnxruntime's default spin-waiting makes 2 threads the worst (9-17 ms against
-  5-9 ms for 1). So we use 2 threads *without* spinning: 3.8 ms quiet, 5.3-5.8 ms busy,
-  and no core burnt busy-waiting between the queries of a long-running server.
-- Without spinning, waking the second thread for each of the graph's ~300 ops costs more than
-  it saves on a single text, so a batch's chunks run two at a time: the 1,097 bench skill texts
-  on integer kernels, one text per run, took 5.8 s against 8.3 s one chunk after the other.
+- Threads. A run uses one intra-op thread by default, and never spin-waits (with other processes
+  on the cores, onnxruntime's default spinning made 2 threads the slowest: 9-17 ms against 5-9 ms
+  per MiniLM query, and it burns a core between the queries of a long-running server). One
+  thread is the right default because MiniLM never runs alone in the default setup: a route runs
+  it beside USE, one core each (route p50 over the 160 development queries 4.8-5.1 ms against
+  5.3-5.5 ms with 2 intra-op threads), and an index runs USE beside it too. For a MiniLM-only
+  setup, ``threads=2`` answers a lone query faster (3.8 ms against 5.0 ms).
+- A batch's chunks run two at a time (``_PARALLEL_RUNS``): the 1,097 texts of the 294 bench
+  skills alone took 5.8 s against 8.3 s one chunk after the other; beside USE, as when indexing,
+  one thread per run took 7.7-8.7 s against 8.8-9.6 s with 2 threads per run.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ _FEEDS = ("input_ids", "attention_mask", "token_type_ids")
 # time, long ones fewer (see the module docstring for the measurement).
 _CHUNK = 32
 _TOKEN_BUDGET = 2048
-_THREADS = 2
+_THREADS = 1
+_PARALLEL_RUNS = 2
 # Names the derived model in the encoder id and the cache: change it when _quantize changes.
 _INTEGER_KERNELS = "dynamic-int8"
 # The producer name onnxruntime.quantization writes into the models it makes.
@@ -131,7 +134,6 @@ class OnnxEncoder:
         except Exception as exc:  # tokenizers raises bare Exception on a bad file
             raise EncoderError(label, f"cannot read {tokenizer_path}: {exc}") from exc
         options = ort.SessionOptions()
-        self._threads = threads
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -189,7 +191,7 @@ class OnnxEncoder:
             return out
         # Chunks run side by side, one per thread: onnxruntime spreads a small input's ops over
         # its threads poorly (see the module docstring), two runs at once keep both cores busy.
-        with ThreadPoolExecutor(max_workers=self._threads) as pool:
+        with ThreadPoolExecutor(max_workers=_PARALLEL_RUNS) as pool:
             for (rows, _), vectors in zip(chunks, pool.map(forward, chunks), strict=True):
                 out[rows] = vectors
         return out
