@@ -98,6 +98,15 @@ def test_search_cuts_off_filler(pilot: SkillPilot) -> None:
     assert pilot.search("a haiku about autumn leaves") == []
 
 
+def test_search_agrees_with_a_route_made_at_once(pilot: SkillPilot) -> None:
+    """A trigger phrase routes at once, without asking the models; search finds that skill with
+    the route's own confidence instead of cutting it off for the evidence the models never gave."""
+    route = pilot.route("resize an image")
+    assert (route.method, route.decision) == ("fast", "hard")
+    hits = pilot.search("resize an image")
+    assert hits and (hits[0].key, hits[0].score) == (route.skill.key, route.confidence)  # type: ignore[union-attr]
+
+
 def test_long_query_is_capped(pilot: SkillPilot) -> None:
     result = pilot.route("trim the video " + "x" * 5000)
     assert len(result.query) == 512

@@ -190,14 +190,18 @@ class SkillPilot:
         self, paths: Sequence[Path | str], replace: bool = False, progress: Progress | None = None
     ) -> IndexReport:
         """Add or refresh skill roots (folders of SKILL.md files, or JSON tool catalogs)."""
-        return build_index(
-            self.store,
-            [Path(p) for p in paths],
-            encoders=self.encoders,
-            texts_for=EMBEDDING,
-            replace_roots=replace,
-            progress=progress,
-        )
+        # The models load on a second thread while the skills are read and fingerprinted (on
+        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool:
+            loading = pool.submit(lambda: self.encoders)
+            return build_index(
+                self.store,
+                [Path(p) for p in paths],
+                encoders=loading.result,
+                texts_for=EMBEDDING,
+                replace_roots=replace,
+                progress=progress,
+            )
 
     def reindex(self, progress: Progress | None = None) -> IndexReport:
         """Refresh every root the index knows (or the configured skill folders on a new index)."""
@@ -317,6 +321,15 @@ class SkillPilot:
         pending = [self._query_pool.submit(r.encode, query) for r in rest]
         return [first.encode(query), *(f.result() for f in pending)]
 
+    def _confidence(self, signals: dict[str, float], method: Method, position: int) -> float:
+        """The calibrated probability that the candidate at ``position`` is right. A trigger
+        phrase that routed at once skipped the models, whose evidence the calibration expects,
+        so its winner is as sure as the fast path makes it."""
+        probability = self.calibration.probability(signals)
+        if method == "fast" and position == 0:
+            return max(probability, FAST_ROUTE_CONFIDENCE)
+        return probability
+
     @staticmethod
     def _routes_at_once(fast_hits: list[FastHit], bm25: np.ndarray | None) -> bool:
         """The spec's fast path: one skill's trigger phrase is in the message (score >= 8) and
@@ -388,9 +401,7 @@ class SkillPilot:
                 latency_ms=(time.perf_counter() - started) * 1000,
             )
         signals = confidence_signals(candidates, 0)
-        confidence = self.calibration.probability(signals)
-        if method == "fast":
-            confidence = max(confidence, FAST_ROUTE_CONFIDENCE)
+        confidence = self._confidence(signals, method, 0)
         # The confidence above is that the message belongs to the winner's group; inside the
         # group the resolver picks the member.
         resolution = resolve(
@@ -560,10 +571,10 @@ class SkillPilot:
 
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
         """Ranked skills for ``query`` with OntoSkills' adaptive cut-off (min 0.4, gap 0.15)."""
-        catalog, candidates, _ = self._rank(cap_query(query))
+        catalog, candidates, scored = self._rank(cap_query(query))
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
-            score = self.calibration.probability(confidence_signals(candidates, position))
+            score = self._confidence(confidence_signals(candidates, position), scored.method, position)
             skill = catalog.skills[candidate.index]
             hits.append(
                 SearchHit(

@@ -64,13 +64,14 @@ def build_index(
     store: SkillStore,
     paths: Sequence[Path],
     *,
-    encoders: Sequence[Encoder],
+    encoders: Callable[[], Sequence[Encoder]],
     texts_for: TextsFor,
     replace_roots: bool = False,
     progress: Progress | None = None,
 ) -> IndexReport:
     """Index ``paths`` (skill folders or tool catalogs) into ``store`` in one transaction.
 
+    ``encoders`` is called once the skills are read, so a caller can load the models meanwhile.
     ``replace_roots`` drops every known root not named in ``paths``.
     """
     started = time.perf_counter()
@@ -115,12 +116,13 @@ def build_index(
                 removed.append((root, key))
     dropped = tuple(r for r in store.roots() if replace_roots and r not in roots)
     gone = set(removed)
+    models = encoders()
     in_roots = (
         [s for s in store.load() if s.skill.root in roots and (s.skill.root, s.skill.key) not in gone]
-        if encoders
+        if models
         else []
     )
-    vectors = _vectors_for(store, upserts, in_roots, encoders, texts_for, progress)
+    vectors = _vectors_for(store, upserts, in_roots, models, texts_for, progress)
     store.apply(
         IndexChanges(
             roots=tuple(roots),
@@ -129,7 +131,7 @@ def build_index(
             removed=tuple(removed),
             vectors=vectors,
             skipped=tuple(skipped),
-            meta={"encoders": "+".join(e.name for e in encoders)},
+            meta={"encoders": "+".join(e.name for e in models)},
         )
     )
     return IndexReport(
