@@ -30,3 +30,14 @@ def write_skill(root: Path, folder: str, frontmatter: str, body: str = "") -> Pa
     text = "---\n" + textwrap.dedent(frontmatter).strip() + "\n---\n" + textwrap.dedent(body)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def require_corpus() -> None:
+    """Skip a test that reads ``../shared/bench`` when it is not beside the checkout; with
+    ``CI=true`` the corpus is required, so its absence fails instead of skipping."""
+    if BENCH.is_dir():
+        return
+    message = f"the shared bench corpus is not at {BENCH} (clone the project beside shared/)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
