@@ -28,6 +28,7 @@ METATOOL_SAMPLE = 500
 METATOOL_SEED = 22
 TOLERANCE = 1e-9
 SUITES = ("real", "conflicts", "metatool")
+GoldenRoutes = dict[str, list[tuple[str, dict[str, Any]]]]
 
 
 def _snapshot(result: Any, root: Path) -> dict[str, Any]:
@@ -66,10 +67,10 @@ def _same(expected: Any, actual: Any, where: str) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def golden_routes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[tuple[str, dict[str, Any]]]]]:
+def golden_routes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GoldenRoutes]:
     require_corpus()
     work = tmp_path_factory.mktemp("golden")
-    routes: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    routes: GoldenRoutes = {}
     for name in SUITES:
         suite = shared_suite(name, BENCH, work, limit=METATOOL_SAMPLE, seed=METATOOL_SEED)
         pilot = SkillPilot(home=work / name, log_enabled=False)
@@ -82,12 +83,12 @@ def golden_routes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
 
 @pytest.mark.slow
 @pytest.mark.parametrize("suite", SUITES)
-def test_routes_equal_the_golden_snapshot(suite: str, golden_routes: dict[str, list[tuple[str, dict[str, Any]]]]) -> None:
+def test_routes_equal_the_golden_snapshot(suite: str, golden_routes: GoldenRoutes) -> None:
     path = GOLDEN / f"{suite}.jsonl"
     actual = golden_routes[suite]
     if os.environ.get("UPDATE_GOLDEN") == "1":
         GOLDEN.mkdir(exist_ok=True)
-        lines = (json.dumps({"id": qid, "result": result}, ensure_ascii=False, sort_keys=True) for qid, result in actual)
+        lines = (json.dumps({"id": q, "result": r}, ensure_ascii=False, sort_keys=True) for q, r in actual)
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     expected = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert [e["id"] for e in expected] == [qid for qid, _ in actual]
