@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from skillpilot import SkillPilot
-from skillpilot.plan import as_plan, single_steps, split
+from skillpilot.plan import as_plan, split
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent.parent / "shared" / "bench"
@@ -90,8 +90,7 @@ def _clause_skills(pilot: SkillPilot, message: str) -> set[str]:
     clauses = split(message)
     if len(clauses) < 2:
         return set()
-    with single_steps():
-        routes = [pilot.route(clause.text) for clause in clauses]
+    routes = [pilot.route(clause.text, plan=False, log=False) for clause in clauses]
     return {route.skill.id for route in routes if route.skill is not None}
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skillpilot.model import Fingerprint, IndexedSkill, Requirements, RouteHints, Skill
-from skillpilot.retrieve.fast import ROUTE_AT_ONCE, FastHit, FastMatcher
+from skillpilot.model import Evidence, FastHit, Fingerprint, IndexedSkill, Requirements, RouteHints, Skill
+from skillpilot.retrieve.fast import ROUTE_AT_ONCE, FastMatcher
 from skillpilot.text import MAX_QUERY_CHARS
 
 BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
@@ -58,13 +58,15 @@ def conflicts() -> Conflicts:
 
 def ranked(conflicts: Conflicts, query: str) -> list[tuple[str, float, tuple[str, ...]]]:
     matcher, keys = conflicts
-    return [(keys[hit.index], hit.score, hit.evidence) for hit in matcher.match(query)]
+    return [(keys[hit.index], hit.score, tuple(map(str, hit.evidence))) for hit in matcher.match(query)]
 
 
 def test_trigger_hit_routes_at_once_with_evidence(conflicts: Conflicts) -> None:
     matcher, keys = conflicts
     hits = matcher.match("open a PR for my feature branch")
-    assert hits == [FastHit(keys.index("github"), 9.0, ("trigger 'open a PR'", "prefer_when 'PR'"))]
+    evidence = (Evidence("trigger", "open a PR"), Evidence("prefer_when", "PR"))
+    assert hits == [FastHit(keys.index("github"), 9.0, evidence)]
+    assert tuple(map(str, evidence)) == ("trigger 'open a PR'", "prefer_when 'PR'")
     assert hits[0].score >= ROUTE_AT_ONCE
 
 

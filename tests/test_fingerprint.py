@@ -122,12 +122,12 @@ def test_preconditions_are_the_skill_requirements(tmp_path: Path) -> None:
 
 def test_quality_issues_name_what_to_fix(tmp_path: Path) -> None:
     fp = fp_of(tmp_path, "Does PDFs.", body="", name="PDF_Tool")
-    assert fp.quality_issues == (
-        "description has fewer than 8 words",
-        "no 'use when' signal in the description or body",
-        "body is empty: add instructions below the frontmatter",
-        "name 'PDF_Tool' is not lowercase words joined by hyphens (at most 64 characters)",
-    )
+    assert [(i.code, i.message) for i in fp.quality_issues] == [
+        ("short-description", "description has fewer than 8 words"),
+        ("no-use-when", "no 'use when' signal in the description or body"),
+        ("empty-body", "body is empty: add instructions below the frontmatter"),
+        ("name-format", "name 'PDF_Tool' is not lowercase words joined by hyphens (at most 64 characters)"),
+    ]
 
 
 def test_a_well_written_skill_has_no_quality_issues(tmp_path: Path) -> None:
@@ -139,10 +139,7 @@ def test_catalog_tools_are_not_held_to_skill_md_rules(tmp_path: Path) -> None:
     path = tmp_path / "tools.json"
     path.write_text(json.dumps([{"name": "getWeather", "description": "Forecast for a city, by day."}]))
     (tool,), _ = parse_tool_catalog(path)
-    assert fingerprint(tool).quality_issues == (
-        "description has fewer than 8 words",
-        "no 'use when' signal in the description or body",
-    )
+    assert [i.code for i in fingerprint(tool).quality_issues] == ["short-description", "no-use-when"]
 
 
 def test_unmet_preconditions_in_words(tmp_path: Path) -> None:

@@ -138,19 +138,33 @@ def test_unmet_preconditions_lower_the_score_and_are_reported(
     assert "score multiplied by 0.70 (trust tier / preconditions)" in named.reasons
 
 
-def test_changing_the_encoder_reembeds(tmp_path: Path, isolated_home: Path) -> None:
+def test_a_changed_encoder_routes_on_keywords_until_reindex_embeds(tmp_path: Path, isolated_home: Path) -> None:
     root = tmp_path / "skills"
     write_skill(root, "video-trim", "name: video-trim\ndescription: Cut a video to a time range.")
     SkillPilot(home=isolated_home, embed_provider="use-multilingual").index([root])
     pilot = SkillPilot(home=isolated_home, embed_provider="minilm")
-    result = pilot.route("shorten my clip")
-    assert result.skill is not None and result.skill.id == "video-trim"
     space = vector_space(pilot.encoders[0], EMBEDDING)
     assert space.startswith("all-MiniLM-L6-v2-int8/1.0.0+dynamic-int8|")
+    generation = pilot.store.generation()
+
+    result = pilot.route("trim this video", trace=True)
+    assert result.skill is not None and result.skill.id == "video-trim"
+    assert result.trace is not None and result.trace[0].stage == "catalog: vectors missing"
+    assert result.trace[0].notes == (
+        f"1 of 1 skills have no {pilot.encoders[0].name} vectors (left out); run `skillpilot reindex` to embed them",
+    )
+    assert pilot.stats().missing_vectors == {pilot.encoders[0].name: 1}
+    # The router read the index and wrote nothing: embedding is the indexer's job.
+    assert pilot.store.generation() == generation
+    assert pilot.store.vector_keys(space) == set()
+
+    pilot.reindex()
     assert pilot.store.vector_keys(space) == {(str(root), "video-trim")}
+    assert pilot.route("shorten my clip").skill.id == "video-trim"  # type: ignore[union-attr]
+    assert pilot.stats().missing_vectors == {}
 
 
-def test_changing_the_embedding_recipe_reembeds(
+def test_a_changed_embedding_recipe_is_embedded_by_reindex(
     tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "skills"
@@ -158,5 +172,7 @@ def test_changing_the_embedding_recipe_reembeds(
     SkillPilot(home=isolated_home, embed_provider="use-multilingual").index([root])
     monkeypatch.setattr(EmbeddingRecipe, "version", "parts-test")
     pilot = SkillPilot(home=isolated_home, embed_provider="use-multilingual")
-    assert pilot.route("shorten my clip").skill.id == "video-trim"  # type: ignore[union-attr]
+    assert pilot.stats().missing_vectors == {"use-multilingual-v3/0.2.1+spm": 1}
+    pilot.reindex()
     assert pilot.store.vector_keys("use-multilingual-v3/0.2.1+spm|parts-test") == {(str(root), "video-trim")}
+    assert pilot.route("shorten my clip").skill.id == "video-trim"  # type: ignore[union-attr]

@@ -37,10 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .feedback import Adjustment
-from .fuse import Candidate
-from .model import IndexedSkill
-from .retrieve.fast import FastHit
+from .model import Adjustment, Candidate, FastHit, IndexedSkill, Resolution
 from .text import tokenize
 
 # Rows of the similarity matrix computed at once: bounds memory at BLOCK x catalog floats.
@@ -49,7 +46,6 @@ BLOCK = 1024
 # development suites any margin up to 2 leaves every decision as fusion made it (4 breaks two);
 # half of that keeps the author's and the user's signals decisive only in near-ties.
 CONTEST_MARGIN = 1.0
-_EVIDENCE = re.compile(r"^(trigger|prefer_when) '(.*)'")
 
 
 @dataclass(frozen=True)
@@ -72,15 +68,6 @@ class ConflictGroup:
             "similarity": self.similarity,
             "tip": self.tip,
         }
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """The outcome of a contest inside one group: who won, whom it beat (catalog positions), why."""
-
-    winner: int
-    beaten: tuple[int, ...]
-    reason: str
 
 
 def similar_pairs(matrices: Sequence[np.ndarray], threshold: float) -> list[tuple[float, int, int]]:
@@ -168,16 +155,11 @@ def group_of(groups: Sequence[ConflictGroup]) -> dict[int, ConflictGroup]:
 
 def _declared_evidence(hit: FastHit | None) -> tuple[list[str], list[str]]:
     """(trigger phrases, prefer_when phrases) the fast path found for one skill."""
-    triggers: list[str] = []
-    prefers: list[str] = []
-    for item in hit.evidence if hit else ():
-        match = _EVIDENCE.match(item)
-        if match:
-            (triggers if match.group(1) == "trigger" else prefers).append(match.group(2))
-    return triggers, prefers
+    evidence = hit.evidence if hit else ()
+    return [e.text for e in evidence if e.kind == "trigger"], [e.text for e in evidence if e.kind == "prefer_when"]
 
 
-def _own_words(query: str, member: IndexedSkill, rivals: Sequence[IndexedSkill]) -> list[str]:
+def own_words(query: str, member: IndexedSkill, rivals: Sequence[IndexedSkill]) -> list[str]:
     """Query words that this member's name, description or keywords use and no rival's do."""
 
     def vocabulary(skill: IndexedSkill) -> set[str]:
@@ -227,7 +209,7 @@ def resolve(
         triggers, prefers = _declared_evidence(hits.get(c.index))
         rivals = [skills[r.index] for r in racing if r.index != c.index]
         covered = {t for phrase in (*triggers, *prefers) for t in tokenize(phrase)}
-        words = [w for w in _own_words(query, skills[c.index], rivals) if tokenize(w)[0] not in covered]
+        words = [w for w in own_words(query, skills[c.index], rivals) if tokenize(w)[0] not in covered]
         said[c.index] = (triggers, prefers + words)
 
     def learned_for(index: int) -> float:

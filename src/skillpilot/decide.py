@@ -1,5 +1,12 @@
 """Decide: the fused ranking in, a calibrated confidence and a decision out.
 
+Input: a :class:`~skillpilot.rank.Ranking` and its catalog. Output: a :class:`Verdict`: the
+candidates in their final order (a conflict group's contest settled by
+:func:`~skillpilot.conflicts.resolve`), the confidence and its signals, the decision and the
+runners-up's scores. Two rules beside the calibration: a fast route's winner is at least
+``FAST_ROUTE_CONFIDENCE`` sure, and a message close to one the user routed themselves at least
+``FEEDBACK_ROUTE_CONFIDENCE`` times how close.
+
 The confidence is a logistic model (Platt scaling) over signals of a candidate: its fused score,
 its margin over the best other candidate, its raw dense cosine and BM25 score (absolute evidence:
 z-scores alone cannot tell "best of a bad lot" from "clearly this one"), how many retrievers rank
@@ -21,26 +28,36 @@ from importlib import resources
 
 import numpy as np
 
-from .fuse import Candidate
-from .model import Decision
+from .catalog import Catalog
+from .conflicts import promoted, resolve
+from .model import BM25, FAST, Adjustment, Candidate, Decision, Method, Resolution
+from .rank import Ranking
 
+# An author-declared trigger phrase found in the message, with the keyword ranking agreeing,
+# is a hard route (the spec's rule); the development sets hold too few trigger hits to fit this.
+FAST_ROUTE_CONFIDENCE = 0.95
+# A route backed by the user's own confirmation or correction of a paraphrase-level similar
+# message (full strength, feedback.MATCH_FULL; weaker matches scale it down). A rule like the
+# fast path's: the calibration never sees feedback.
+FEEDBACK_ROUTE_CONFIDENCE = 0.9
 CONFIDENCE_FEATURES = (
     "score", "margin", "dense_max", "dense_min", "dense_margin", "bm25", "agreement", "fast",
 )
 BM25_HALF_SCORE = 5.0
+ALTERNATIVES = 4
 
 
 def confidence_signals(candidates: Sequence[Candidate], position: int) -> dict[str, float]:
     """The calibration features of ``candidates[position]`` against the best other candidate."""
     me = candidates[position]
     rival = max((c.score for i, c in enumerate(candidates) if i != position), default=me.score - 1.0)
-    dense_names = [name for name in me.raw if name.startswith("dense:")]
+    dense_names = [retriever for retriever in me.raw if retriever.is_dense]
     others = [c for i, c in enumerate(candidates) if i != position]
     dense_margins = [
         me.raw[n] - max((c.raw[n] for c in others), default=me.raw[n]) for n in dense_names
     ]
-    bm25 = max(me.raw.get("bm25", 0.0), 0.0)
-    voters = [name for name in me.raw if name != "fast"]
+    bm25 = max(me.raw.get(BM25, 0.0), 0.0)
+    voters = [retriever for retriever in me.raw if retriever != FAST]
     return {
         "score": me.score,
         "margin": me.score - rival,
@@ -49,7 +66,7 @@ def confidence_signals(candidates: Sequence[Candidate], position: int) -> dict[s
         "dense_margin": float(np.mean(dense_margins)) if dense_margins else 0.0,
         "bm25": bm25 / (bm25 + BM25_HALF_SCORE),
         "agreement": sum(1 for n in voters if me.ranks.get(n) == 1) / max(1, len(voters)),
-        "fast": me.raw.get("fast", 0.0) / 10.0,
+        "fast": me.raw.get(FAST, 0.0) / 10.0,
     }
 
 
@@ -91,9 +108,83 @@ def shipped_calibration() -> Calibration:
     return calibration_from_dict(json.loads(text))
 
 
+def candidate_confidence(
+    calibration: Calibration, candidates: Sequence[Candidate], method: Method, position: int
+) -> float:
+    """The calibrated probability that ``candidates[position]`` is right. A trigger phrase that
+    routed at once skipped the models, whose evidence the calibration expects, so its winner is
+    as sure as the fast path makes it."""
+    return _fast_route_rule(calibration.probability(confidence_signals(candidates, position)), method, position)
+
+
+def _fast_route_rule(probability: float, method: Method, position: int) -> float:
+    if method == "fast" and position == 0:
+        return max(probability, FAST_ROUTE_CONFIDENCE)
+    return probability
+
+
+def with_feedback(confidence: float, learned: Adjustment | None, winner: int) -> float:
+    """The calibration sees only the retrievers' evidence; a message this close to one the user
+    routed to ``winner`` themselves is routed on their word."""
+    if learned is None:
+        return confidence
+    return max(confidence, FEEDBACK_ROUTE_CONFIDENCE * max(0.0, learned.example_score(winner)))
+
+
+def alternative_scores(calibration: Calibration, candidates: Sequence[Candidate], count: int) -> list[float]:
+    """The calibrated scores of the ``count`` runners-up (``candidates[1:]``), each as if it were
+    the pick, rounded as results show them."""
+    return [
+        round(calibration.probability(confidence_signals(candidates, n)), 4)
+        for n in range(1, min(len(candidates), 1 + count))
+    ]
+
+
 def decide(confidence: float, hard_threshold: float, soft_threshold: float) -> Decision:
     if confidence >= hard_threshold:
         return "hard"
     if confidence >= soft_threshold:
         return "soft"
     return "passthrough"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the decision stage made of a ranking. ``candidates`` is the final order (the
+    contest's winner first); ``signals`` are the calibration features of the fused leader."""
+
+    candidates: tuple[Candidate, ...]
+    resolution: Resolution | None
+    signals: Mapping[str, float]
+    confidence: float
+    decision: Decision
+    alternative_scores: tuple[float, ...]
+
+
+def judge(
+    ranking: Ranking,
+    catalog: Catalog,
+    calibration: Calibration,
+    prefer: Mapping[str, str],
+    hard_threshold: float,
+    soft_threshold: float,
+) -> Verdict:
+    """The verdict on a ranking with at least one candidate."""
+    fused = ranking.candidates
+    signals = confidence_signals(fused, 0)
+    confidence = _fast_route_rule(calibration.probability(signals), ranking.method, 0)
+    # The confidence above is that the message belongs to the winner's group; inside the
+    # group the resolver picks the member.
+    resolution = resolve(
+        fused, catalog.skills, catalog.conflict_of, ranking.query, ranking.scores.matches, prefer, ranking.learned
+    )
+    candidates = tuple(promoted(fused, resolution.winner)) if resolution else fused
+    confidence = with_feedback(confidence, ranking.learned, candidates[0].index)
+    return Verdict(
+        candidates=candidates,
+        resolution=resolution,
+        signals=signals,
+        confidence=confidence,
+        decision=decide(confidence, hard_threshold, soft_threshold),
+        alternative_scores=tuple(alternative_scores(calibration, candidates, ALTERNATIVES)),
+    )

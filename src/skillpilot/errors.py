@@ -6,6 +6,8 @@
     ├── StoreError(path)             the index file is missing, locked or corrupt
     ├── EncoderError(encoder)        an embedding model that cannot be loaded or run
     ├── ConfigError(key)             a config value that is missing or not allowed
+    ├── FeedbackError                feedback that lacks what it needs (also a ValueError)
+    ├── BenchError                   a benchmark suite, dataset or method that cannot be used
     ├── MissingExtraError(extra)     an optional dependency that is not installed
     ├── RegistryError(source)        a skill registry or package that cannot be read, trusted or
     │                                installed (OntoSkills registries)
@@ -72,6 +74,15 @@ class ConfigError(SkillPilotError):
         self.source = source
         where = f" (in {source})" if source else ""
         super().__init__(f"config {key!r}{where}: {reason}")
+
+
+class FeedbackError(SkillPilotError, ValueError):
+    """A feedback signal that lacks what it needs (its kind, message or skills); the message
+    says which argument to give."""
+
+
+class BenchError(SkillPilotError):
+    """A benchmark suite, dataset or method that cannot be used; the message says which and why."""
 
 
 class MissingExtraError(SkillPilotError):

@@ -35,15 +35,17 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
 import numpy as np
 
 from .encoders import Encoder
+from .errors import FeedbackError
+from .model import Adjustment, FeedbackKind, Match
 from .sqlitefile import connect, transaction
 from .text import cap_query
 
-SignalKind = Literal["confirmed", "corrected", "ignored"]
+SignalKind = FeedbackKind
 SIGNAL_KINDS: tuple[SignalKind, ...] = get_args(SignalKind)
 
 # The spec's per-skill weight rule: (factor, bound) per role.
@@ -98,21 +100,21 @@ class Signal:
         wrong: str | None = None,
         right: str | None = None,
     ) -> Signal:
-        """A signal from the arguments a user gives; raises ``ValueError`` naming what is missing."""
+        """A signal from the arguments a user gives; raises ``FeedbackError`` naming what is missing."""
         aliases = {"confirm": "confirmed", "correct": "corrected", "ignore": "ignored"}
         kind = aliases.get(kind, kind)
         if kind not in SIGNAL_KINDS:
-            raise ValueError(f"feedback kind {kind!r}: use one of {', '.join(SIGNAL_KINDS)}")
+            raise FeedbackError(f"feedback kind {kind!r}: use one of {', '.join(SIGNAL_KINDS)}")
         if not query.strip():
-            raise ValueError("feedback needs the message (query) it is about")
+            raise FeedbackError("feedback needs the message (query) it is about")
         if kind == "corrected":
             if not (wrong and right) or skill:
-                raise ValueError("a correction needs wrong= (the routed skill) and right= (the meant one)")
+                raise FeedbackError("a correction needs wrong= (the routed skill) and right= (the meant one)")
             if wrong == right:
-                raise ValueError(f"a correction needs two different skills, got {wrong!r} twice")
+                raise FeedbackError(f"a correction needs two different skills, got {wrong!r} twice")
             return cls("corrected", cap_query(query), right, wrong)
         if not skill or wrong or right:
-            raise ValueError(f"{kind} feedback needs skill= (the routed skill) and no wrong=/right=")
+            raise FeedbackError(f"{kind} feedback needs skill= (the routed skill) and no wrong=/right=")
         return cls(kind, cap_query(query), skill)
 
     @property
@@ -232,32 +234,6 @@ def skill_weights(signals: Sequence[Signal]) -> dict[str, float]:
             scale(signal.wrong, CORRECTED_WRONG_STEP, WEIGHT_MIN)
             scale(signal.skill, CORRECTED_RIGHT_STEP, WEIGHT_MIN)
     return weights
-
-
-@dataclass(frozen=True)
-class Match:
-    """A learned example the message resembles: the skill it moves, which way, how strongly."""
-
-    skill: int
-    sign: int
-    strength: float
-    query: str
-    kind: SignalKind
-
-
-@dataclass(frozen=True)
-class Adjustment:
-    """Per-skill ln-multipliers for one message, and the examples behind them."""
-
-    log_multipliers: np.ndarray
-    matches: tuple[Match, ...] = ()
-
-    def example_score(self, skill: int) -> float:
-        """Net learned-example evidence for ``skill`` in [-1, 1], as ``Learned.adjust`` counts it
-        (positive: users chose it for messages like this one)."""
-        towards = max((m.strength for m in self.matches if m.skill == skill and m.sign > 0), default=0.0)
-        away = max((m.strength for m in self.matches if m.skill == skill and m.sign < 0), default=0.0)
-        return towards - away
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ for a long skill, since bodies are read up to their first 20,000 characters).
   ``network``; else ``read-only``.
 - ``preconditions``: ``skill.requires``; :func:`unmet_preconditions` says which of them this
   machine lacks, in words.
-- ``quality_issues``: short sentences a skill author can act on.
+- ``quality_issues``: :class:`~skillpilot.model.QualityIssue` values, each a stable code and a
+  short sentence a skill author can act on.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 
-from .model import Fingerprint, Requirements, SideEffects, Skill
+from .model import Fingerprint, QualityIssue, Requirements, SideEffects, Skill
 from .text import STOP_WORDS, has_cjk, stem, words
 
 MAX_INTENT_PATTERNS = 10
@@ -106,7 +107,7 @@ def fingerprint(skill: Skill) -> Fingerprint:
         side_effects=side_effects,
         side_effects_declared=declared is not None,
         preconditions=skill.requires,
-        quality_issues=_quality_issues(skill, patterns),
+        quality_issues=quality_issues(skill, patterns),
     )
 
 
@@ -187,24 +188,28 @@ def _infer_side_effects(text: str) -> SideEffects:
     return "read-only"
 
 
-def _quality_issues(skill: Skill, patterns: tuple[str, ...]) -> tuple[str, ...]:
+def quality_issues(skill: Skill, patterns: tuple[str, ...]) -> tuple[QualityIssue, ...]:
+    """What an author should fix in ``skill``'s text, given its intent ``patterns``."""
     issues = []
     description_words = words(skill.description)
     # A CJK run is one "word" to words(); count about one word per two characters instead.
     count = sum(max(1, len(w) // 2) if has_cjk(w) else 1 for w in description_words)
     if count < 8:
-        issues.append("description has fewer than 8 words")
+        issues.append(QualityIssue("short-description", "description has fewer than 8 words"))
     if not patterns:
-        issues.append("no 'use when' signal in the description or body")
+        issues.append(QualityIssue("no-use-when", "no 'use when' signal in the description or body"))
     if skill.source_kind == "skill-md":
         if len(skill.description) > 1024:
-            issues.append("description is longer than 1024 characters (the SKILL.md limit)")
-        if not skill.body.strip():
-            issues.append("body is empty: add instructions below the frontmatter")
-        if not _NAME_RULE.match(skill.name) or len(skill.name) > 64:
             issues.append(
-                f"name {skill.name!r} is not lowercase words joined by hyphens (at most 64 characters)"
+                QualityIssue("long-description", "description is longer than 1024 characters (the SKILL.md limit)")
             )
+        if not skill.body.strip():
+            issues.append(QualityIssue("empty-body", "body is empty: add instructions below the frontmatter"))
+        if not _NAME_RULE.match(skill.name) or len(skill.name) > 64:
+            issues.append(QualityIssue(
+                "name-format",
+                f"name {skill.name!r} is not lowercase words joined by hyphens (at most 64 characters)",
+            ))
     return tuple(issues)
 
 

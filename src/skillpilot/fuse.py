@@ -19,9 +19,13 @@ before calibration, so the calibrated confidence sees the final ranking.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
+
+from .model import FAST, Candidate, RetrieverId
+
+# One score per catalog skill, per retriever.
+ScoreLists = Mapping[RetrieverId, np.ndarray]
 
 RRF_K = 60
 POOL_SIZE = 20
@@ -46,55 +50,45 @@ def catalog_ranks(scores: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def rrf_scores(lists: Mapping[str, np.ndarray], k: int = RRF_K) -> np.ndarray:
+def rrf_scores(lists: ScoreLists, k: int = RRF_K) -> np.ndarray:
     """Reciprocal Rank Fusion over full-catalog rankings; zero keyword scores do not count."""
     size = len(next(iter(lists.values())))
     fused = np.zeros(size, dtype=np.float64)
-    for name, scores in lists.items():
+    for retriever, scores in lists.items():
         contribution = 1.0 / (k + catalog_ranks(scores))
-        if not name.startswith("dense:"):
+        if not retriever.is_dense:
             contribution[scores <= 0] = 0.0
         fused += contribution
     return fused
 
 
-def weight_for(weights: Mapping[str, float], name: str) -> float:
-    """A retriever's fusion weight; dense retrievers without a fitted weight share ``dense:*``."""
-    if name in weights:
-        return weights[name]
-    kind = name.split(":", 1)[0]
-    return weights.get(f"{kind}:*", 0.0) if ":" in name else 0.0
+def weight_for(weights: Mapping[str, float], retriever: RetrieverId) -> float:
+    """A retriever's fusion weight (``weights`` are keyed by label); dense retrievers without a
+    fitted weight share ``dense:*``."""
+    label = str(retriever)
+    if label in weights:
+        return weights[label]
+    shared = retriever.shared_label
+    return weights.get(shared, 0.0) if shared else 0.0
 
 
-def normalised(name: str, scores: np.ndarray) -> np.ndarray:
+def normalised(retriever: RetrieverId, scores: np.ndarray) -> np.ndarray:
     """Retriever scores on a common scale: z-scores, except the fast path's fixed 0-10 scale
     (mostly zeros, so its z-score would grow with the catalog size)."""
-    return scores / FAST_SCALE if name == "fast" else zscore(scores)
+    return scores / FAST_SCALE if retriever == FAST else zscore(scores)
 
 
-def linear_scores(lists: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
+def linear_scores(lists: ScoreLists, weights: Mapping[str, float]) -> np.ndarray:
     """The learned fusion: sum of ``weight * normalised score`` over retrievers."""
     size = len(next(iter(lists.values())))
     fused = np.zeros(size, dtype=np.float64)
-    for name, scores in lists.items():
-        fused += weight_for(weights, name) * normalised(name, scores)
+    for retriever, scores in lists.items():
+        fused += weight_for(weights, retriever) * normalised(retriever, scores)
     return fused
 
 
-@dataclass
-class Candidate:
-    """One skill in the race: its fused score and, per retriever, its rank and raw score."""
-
-    index: int
-    score: float
-    rrf: float
-    ranks: dict[str, int] = field(default_factory=dict)
-    raw: dict[str, float] = field(default_factory=dict)
-    multiplier: float = 1.0
-
-
 def fuse(
-    lists: Mapping[str, np.ndarray],
+    lists: ScoreLists,
     weights: Mapping[str, float],
     multipliers: np.ndarray,
     pool: int = POOL_SIZE,

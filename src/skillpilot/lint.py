@@ -63,11 +63,10 @@ import numpy as np
 
 # The conflict resolver's "words only this member uses" and the fingerprint's own sentence, list
 # and markup rules, so that lint reads a SKILL.md exactly as routing does.
-from .conflicts import ConflictGroup, _own_words
+from .conflicts import ConflictGroup, own_words
 from .fingerprint import _BULLET, _FENCED, _SENTENCE_END, _clean, fingerprint, unmet_preconditions
 from .index.builder import vector_space
-from .model import IndexedSkill
-from .plan import single_steps
+from .model import IndexedSkill, IssueCode
 from .retrieve.dense import EMBEDDING
 from .retrieve.fast import ROUTE_AT_ONCE, FastMatcher
 from .router import SkillPilot
@@ -107,13 +106,9 @@ MAX_TASKS = 8
 MIN_PROBE_TERMS = 3
 MIN_TASK_TERMS = 4
 MAX_SUGGESTIONS = 5
-SHORT_ISSUE = "description has fewer than 8 words"
-NO_PATTERN_ISSUE = "no 'use when' signal in the description or body"
 _EXCERPT = 80
 # "Not for ...", "... use X instead": a redirect, even when X is not a skill of this catalog.
 _SENDS_ELSEWHERE = re.compile(r"\binstead\b|\bnot\s+for\b", re.IGNORECASE)
-# How the fast path marks a name that is also an everyday word (FastMatcher evidence).
-GENERIC_NAME = "(generic)"
 
 
 @dataclass(frozen=True)
@@ -154,8 +149,7 @@ def lint(pilot: SkillPilot) -> list[SkillLint]:
     results = []
     for index, skill in enumerate(skills):
         claims, tasks = _probes(index, skills, matcher)
-        with single_steps():
-            claims_lost, tasks_unreached = _lost(pilot, skill, claims), _unreached(pilot, skill, tasks)
+        claims_lost, tasks_unreached = _lost(pilot, skill, claims), _unreached(pilot, skill, tasks)
         findings = [
             *_text_findings(skill),
             *_vague(index, skills, closest[index] if closest else [], tasks_unreached, len(tasks)),
@@ -180,7 +174,7 @@ def _text_findings(skill: IndexedSkill) -> list[Finding]:
     findings = []
     issues = skill.fingerprint.quality_issues
     description = skill.skill.description
-    if SHORT_ISSUE in issues:
+    if any(issue.code == "short-description" for issue in issues):
         findings.append(Finding(
             "short-description", "error",
             "the description is too short to tell what the skill does",
@@ -204,17 +198,19 @@ def _text_findings(skill: IndexedSkill) -> list[Finding]:
             0.0 if body_patterns else NO_USE_WHEN_PENALTY,
         ))
     for issue in issues:
-        if issue not in (SHORT_ISSUE, NO_PATTERN_ISSUE):
-            findings.append(Finding("quality", "warning", issue, (), _issue_fix(issue), QUALITY_PENALTY))
+        if issue.code in _ISSUE_FIXES:
+            findings.append(
+                Finding("quality", "warning", issue.message, (), _ISSUE_FIXES[issue.code], QUALITY_PENALTY)
+            )
     return findings
 
 
-def _issue_fix(issue: str) -> str:
-    if issue.startswith("name "):
-        return "rename it to lowercase words joined by hyphens, e.g. 'pdf-merge'"
-    if issue.startswith("body is empty"):
-        return "add the instructions an agent should follow below the frontmatter"
-    return "shorten the description to 1024 characters; move details to the body"
+# The fingerprint's issues reported as ``quality`` findings (the others have checks of their own).
+_ISSUE_FIXES: dict[IssueCode, str] = {
+    "name-format": "rename it to lowercase words joined by hyphens, e.g. 'pdf-merge'",
+    "empty-body": "add the instructions an agent should follow below the frontmatter",
+    "long-description": "shorten the description to 1024 characters; move details to the body",
+}
 
 
 def _closest_descriptions(
@@ -368,7 +364,7 @@ def _probes(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) ->
                 continue
             # A name that is an everyday word ("commit", "github") is the word, not the skill.
             if any(
-                h.index != index and e.startswith("name ") and not e.endswith(GENERIC_NAME)
+                h.index != index and e.kind == "name" and not e.generic
                 for h in matcher.match(text)
                 for e in h.evidence
             ):
@@ -392,7 +388,7 @@ def _lost(pilot: SkillPilot, skill: IndexedSkill, probes: Sequence[str]) -> list
     pass-through goes nowhere, so it does not count)."""
     lost = []
     for probe in probes:
-        result = pilot.route(probe)
+        result = pilot.route(probe, plan=False, log=False)
         if result.skill is not None and result.skill.id != skill.id and result.decision != "passthrough":
             lost.append((probe, result.skill.id, result.confidence))
     return lost
@@ -404,7 +400,7 @@ def _unreached(pilot: SkillPilot, skill: IndexedSkill, tasks: Sequence[str]) -> 
     router would pass it through: the ranking still says which skills its words are closer to."""
     unreached = []
     for task in tasks:
-        result = pilot.route(task)
+        result = pilot.route(task, plan=False, log=False)
         ranked = ([result.skill.id] if result.skill else []) + [a.id for a in result.alternatives]
         if skill.id not in ranked[:TASK_WITHIN]:
             unreached.append((task, ranked[0] if ranked else "no skill", result.confidence))
@@ -431,7 +427,7 @@ def _prefer_when(index: int, skills: Sequence[IndexedSkill], group: ConflictGrou
     rivals = [skills[i] for i in group.indices if i != index]
     # Its salient words (name, keywords) that the resolver would count for it: used by no rival.
     text = " ".join((skill.name.replace("-", " "), *skill.fingerprint.keywords))
-    suggested = _own_words(text, skill, rivals)[:MAX_SUGGESTIONS]
+    suggested = own_words(text, skill, rivals)[:MAX_SUGGESTIONS]
     words = f": {', '.join(suggested)}" if suggested else " (no word sets it apart yet: add one)"
     return [Finding(
         "missing-prefer-when", "warning",
@@ -447,7 +443,7 @@ def _collisions(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher
     for trigger in skills[index].skill.route.triggers:
         for hit in matcher.match(trigger):
             if hit.index != index and hit.score >= ROUTE_AT_ONCE:
-                fired = next((e for e in hit.evidence if e.startswith("trigger")), hit.evidence[0])
+                fired = next((e for e in hit.evidence if e.kind == "trigger"), hit.evidence[0])
                 evidence.append(f"trigger {trigger!r} also fires {skills[hit.index].id}'s {fired}")
     if not evidence:
         return []

@@ -5,14 +5,21 @@ Pipeline and the type each stage produces:
     skills/      -> Skill            (one SKILL.md folder, catalog tool or ontoskill.ttl skill, as written)
     fingerprint  -> Fingerprint      (routing signals derived from a Skill, no model needed)
     index/       -> IndexedSkill     (Skill + Fingerprint + id, as stored)
-    retrieve/    -> Hit              (a catalog position and a raw score, per retriever)
-    fuse/decide  -> RouteResult      (the decision a user sees)
+    retrieve/    -> Hit / FastHit    (a catalog position and a raw score, per RetrieverId;
+                                      the fast path's hits carry their Evidence)
+    feedback     -> Adjustment       (learned ln-multipliers for one message, with their Matches)
+    fuse         -> Candidate        (one skill in the race: fused score, per-retriever ranks)
+    conflicts    -> Resolution       (the winner of a contest inside a conflict group)
+    decide       -> RouteResult      (the decision a user sees)
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+import numpy as np
 
 SideEffects = Literal["read-only", "write-local", "write-remote", "network"]
 SIDE_EFFECTS: tuple[SideEffects, ...] = ("read-only", "write-local", "write-remote", "network")
@@ -68,6 +75,21 @@ class Skill:
     content_hash: str = ""
 
 
+IssueCode = Literal["short-description", "no-use-when", "long-description", "empty-body", "name-format"]
+
+
+@dataclass(frozen=True)
+class QualityIssue:
+    """A problem the fingerprint sees in a skill's text: a stable ``code`` checks match on, and
+    the sentence an author reads."""
+
+    code: IssueCode
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """Routing signals derived from a skill's text without any model (zero-config)."""
@@ -77,7 +99,7 @@ class Fingerprint:
     side_effects: SideEffects
     side_effects_declared: bool
     preconditions: Requirements
-    quality_issues: tuple[str, ...] = ()
+    quality_issues: tuple[QualityIssue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,12 +143,124 @@ class IndexReport:
     warnings: tuple[str, ...] = ()
 
 
+RetrieverKind = Literal["fast", "bm25", "dense"]
+
+
+@dataclass(frozen=True)
+class RetrieverId:
+    """Which retriever produced a score list: its kind and, for a dense one, its model. Shown
+    as ``fast``, ``bm25`` or ``dense:<model>`` (``str``), the label traces and weights use."""
+
+    kind: RetrieverKind
+    model: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.model}" if self.model else self.kind
+
+    @property
+    def is_dense(self) -> bool:
+        return self.kind == "dense"
+
+    @property
+    def shared_label(self) -> str | None:
+        """The fusion-weight label every retriever of this kind shares (``dense:*``), if any."""
+        return f"{self.kind}:*" if self.model else None
+
+
+FAST = RetrieverId("fast")
+BM25 = RetrieverId("bm25")
+
+
+def dense_id(model: str) -> RetrieverId:
+    return RetrieverId("dense", model)
+
+
 @dataclass(frozen=True)
 class Hit:
     """One retriever's opinion of one catalog entry: position in the catalog and raw score."""
 
     index: int
     score: float
+
+
+EvidenceKind = Literal["trigger", "name", "prefer_when"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One phrase the fast path found in a message: what kind (an author's trigger, the skill's
+    name, a ``prefer_when`` word), the phrase as the author wrote it, and whether a name is
+    ``generic`` (many other descriptions use it). ``str`` is how explanations quote it."""
+
+    kind: EvidenceKind
+    text: str
+    generic: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.text!r}" + (" (generic)" if self.generic else "")
+
+
+@dataclass(frozen=True)
+class FastHit:
+    """One skill the fast path found: catalog position, 0-10 score, why (best evidence first)."""
+
+    index: int
+    score: float
+    evidence: tuple[Evidence, ...]
+
+
+FeedbackKind = Literal["confirmed", "corrected", "ignored"]
+
+
+@dataclass(frozen=True)
+class Match:
+    """A learned example the message resembles: the skill it moves, which way, how strongly."""
+
+    skill: int
+    sign: int
+    strength: float
+    query: str
+    kind: FeedbackKind
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """Per-skill ln-multipliers for one message, and the examples behind them."""
+
+    log_multipliers: np.ndarray
+    matches: tuple[Match, ...] = ()
+
+    def example_score(self, skill: int) -> float:
+        """Net learned-example evidence for ``skill`` in [-1, 1] (positive: users chose it for
+        messages like this one)."""
+        towards = max((m.strength for m in self.matches if m.skill == skill and m.sign > 0), default=0.0)
+        away = max((m.strength for m in self.matches if m.skill == skill and m.sign < 0), default=0.0)
+        return towards - away
+
+    def chosen(self) -> set[int]:
+        """Catalog positions users chose for messages like this one."""
+        return {m.skill for m in self.matches if m.sign > 0}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One skill in the race: its fused score and, per retriever, its rank and raw score."""
+
+    index: int
+    score: float
+    rrf: float
+    ranks: Mapping[RetrieverId, int] = field(default_factory=dict)
+    raw: Mapping[RetrieverId, float] = field(default_factory=dict)
+    multiplier: float = 1.0
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The outcome of a contest inside one group: who won, whom it beat (catalog positions), why."""
+
+    winner: int
+    beaten: tuple[int, ...]
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -174,6 +308,8 @@ class RouteResult:
     what an agent should do with it: ``hard`` invoke it, ``soft`` offer it to the LLM,
     ``passthrough`` let the LLM decide alone. ``plan`` is empty unless the message asks for
     several things in order that go to different skills: then it holds one step per thing.
+    ``latency_ms`` is the routing time alone; loading the index or the models during the call
+    is ``load_ms`` (0.0 when the router was warm).
     """
 
     query: str
@@ -189,6 +325,7 @@ class RouteResult:
     trace: tuple[StageTrace, ...] | None = None
     latency_ms: float = 0.0
     plan: tuple[PlanStep, ...] = ()
+    load_ms: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -222,6 +359,10 @@ class Stats:
     index_path: str
     # Where models derived from shipped weights (MiniLM's integer-kernel copy) are kept.
     model_cache: str
+    # Encoder -> skills it has no vectors for (routing uses the other retrievers; reindex fixes).
+    missing_vectors: dict[str, int] = field(default_factory=dict)
+    # Stored vectors of skills the index no longer holds (reindex removes them).
+    orphan_vectors: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,7 +1,7 @@
 """Multi-skill messages: a message that asks for several things in order becomes an ordered plan.
 
-Input: a message, a router (anything with ``route(text) -> RouteResult``; the facade calls
-:func:`plan_steps` at the end of ``SkillPilot.route``) and the confidence of the whole message's
+Input: a message, a router (anything with ``route(text, plan=False, log=False) -> RouteResult``;
+the facade calls :func:`plan_steps` at the end of ``SkillPilot.route``) and the confidence of the whole message's
 own route. Output: a tuple of :class:`~skillpilot.model.PlanStep` in the order the user asked,
 empty unless the message splits into at least two steps that go to different skills.
 
@@ -16,7 +16,8 @@ How, cheapest test first:
    (it joins nouns).
 2. Clauses. Pieces with fewer than two index terms (``skillpilot.text.tokenize``: "and why?",
    "please") are glued to the next piece, the last one to the previous.
-3. Routing. Each clause is routed with the same router (nested routes do not plan again). A
+3. Routing. Each clause is routed with the same router, told not to plan it again nor log it
+   (``plan=False, log=False``: it is a piece of the message's decision). A
    clause asks for a skill when its confidence reaches ``STEP_CONFIDENCE``; a clause with a
    sentence end on either side needs ``SENTENCE_STEP_CONFIDENCE``, because a sentence on its
    own is often context ("checkout is throwing 500s. help me ..."). Clauses that ask for
@@ -45,9 +46,7 @@ every marker.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -75,14 +74,12 @@ _MARKER = re.compile(
 )
 # Commas and semicolons left at a clause's ends by the cut (the models read "X，" unlike "X").
 _LEFTOVER = " \t\r\n,;，；、"
-# Set inside ``single_steps``: the clauses of a message are routed without planning again.
-_planning: ContextVar[bool] = ContextVar("skillpilot_planning", default=False)
 
 
 class Router(Protocol):
-    """What planning needs of the facade: one route per text."""
+    """What planning needs of the facade: one route per text, without planning or logging it."""
 
-    def route(self, query: str, trace: bool = False) -> RouteResult: ...
+    def route(self, query: str, *, plan: bool, log: bool) -> RouteResult: ...
 
 
 @dataclass(frozen=True)
@@ -132,35 +129,16 @@ class _Step:
     sequence: bool
 
 
-@contextmanager
-def single_steps() -> Iterator[None]:
-    """Routes inside this block do not plan: for routing pieces of a message (the clauses
-    here, a skill's own sentences in ``skillpilot.lint``) that are one step by design."""
-    token = _planning.set(True)
-    try:
-        yield
-    finally:
-        _planning.reset(token)
-
-
-def in_single_steps() -> bool:
-    """True inside ``single_steps``: the route is a piece of a decision, not one of its own."""
-    return _planning.get()
-
-
 def plan_steps(
     router: Router, message: str, confidence: float, *, sequences_only: bool = False
 ) -> tuple[PlanStep, ...]:
     """The ordered plan for ``message`` whose whole route had ``confidence``; () when it is one
     step (see the module docstring). ``sequences_only`` plans only messages that say "in this
     order" ("then", 然后 ...): what every ``route`` does, so a plain "and" costs no extra routes."""
-    if _planning.get():
-        return ()
     clauses = split(message)
     if len(clauses) < 2 or (sequences_only and not any(c.sequence for c in clauses[1:])):
         return ()
-    with single_steps():
-        routes = [router.route(clause.text) for clause in clauses]
+    routes = [router.route(clause.text, plan=False, log=False) for clause in clauses]
     steps = _steps(clauses, routes)
     if len({step.route.skill.id for step in steps if step.route.skill is not None}) < 2:
         return ()

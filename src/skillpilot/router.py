@@ -1,18 +1,23 @@
 """The facade: ``SkillPilot`` wires the stages and is the library's public entry point.
 
-    skills/      load SKILL.md folders / tool catalogs        -> Skill
-    fingerprint  derive routing signals                        -> Fingerprint
-    index/       store them (SQLite) with their vectors        -> IndexedSkill
-    retrieve/    fast path (triggers), BM25, dense (per model) -> Hit lists
-    fuse         Reciprocal Rank Fusion + multipliers          -> Candidate list
-                 (feedback: learned ln-multipliers per message -> Adjustment)
-    conflicts    settle a contest inside a conflict group      -> Resolution
-    decide       calibrated confidence + thresholds            -> RouteResult
-    plan         several requests in one message: each routed  -> RouteResult.plan
-    routelog     every decision appended to log.sqlite         -> LogEntry
+    skills/      load SKILL.md folders / tool catalogs          -> Skill
+    fingerprint  derive routing signals                          -> Fingerprint
+    index/       store them (SQLite / PostgreSQL) with vectors   -> StoredSkill; Snapshot (one read)
+    catalog      one snapshot in memory: ids, retrievers,        -> Catalog
+                 trust x precondition multipliers, conflicts
+    retrieve/    fast path (triggers), BM25, dense (per model)   -> FastHit, score lists by RetrieverId
+    feedback     learned ln-multipliers per message              -> Adjustment
+    rank         every retriever once, then fuse (RRF + z-score) -> Ranking (frozen, Candidates)
+    decide       conflict contest, calibrated confidence, rules  -> Verdict (Resolution, decision)
+    explain      reasons and the stage-by-stage trace            -> reasons, StageTrace
+    plan         several requests in one message: each routed    -> RouteResult.plan (PlanStep)
+    routelog     every decision appended to log.sqlite           -> LogEntry
 
-Everything heavy (the index, the models, the BM25 postings) is loaded once on first use and
-reloaded only when the store's generation changes, so a long-lived router stays warm.
+The facade only wires: it reads one snapshot per index generation (never writing the index),
+asks the stages in order and assembles the ``RouteResult``. Everything heavy (the index, the
+models, the BM25 postings) is loaded once on first use and reloaded only when the store's
+generation changes, so a long-lived router stays warm; that loading is ``load_ms``, apart from
+the routing time ``latency_ms``.
 """
 
 from __future__ import annotations
@@ -21,87 +26,42 @@ import logging
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from . import explain
+from .catalog import Catalog, build_catalog, spaces
 from .config import Settings, default_model_cache, load_settings
-from .conflicts import ConflictGroup, Resolution, detect_conflicts, group_of, promoted, resolve
-from .decide import Calibration, confidence_signals, decide, shipped_calibration
+from .conflicts import ConflictGroup
+from .decide import Calibration, candidate_confidence, judge, shipped_calibration
 from .encoders import Encoder, get_encoder
 from .errors import SkillNotFoundError, StoreError
-from .feedback import Adjustment, FeedbackStore, Learned, Signal, learn
-from .fingerprint import unmet_preconditions
-from .fuse import Candidate, fuse, weight_for
-from .index import SkillStore, assign_ids
-from .index.builder import Progress, build_index, embed_missing, vector_space
+from .feedback import FeedbackStore, Learned, Signal, learn
+from .index import SkillStore
+from .index.builder import Progress, build_index
 from .index.sqlite import SQLiteStore
 from .model import (
     Alternative,
     IndexedSkill,
     IndexReport,
-    Method,
     RouteResult,
     SearchHit,
     SkillRef,
-    StageTrace,
     Stats,
 )
-from .plan import in_single_steps, plan_steps
-from .retrieve.bm25 import BM25Retriever
-from .retrieve.dense import EMBEDDING, DenseRetriever
-from .retrieve.fast import FastHit, FastMatcher
+from .plan import plan_steps
+from .rank import Ranking, Scores, rank, score
+from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .routelog import RouteLog
 from .text import cap_query
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
-ALTERNATIVES = 4
-# The spec's fast-path rule on FastMatcher's 0-10 scale: a trigger phrase hit routes at once.
-FAST_ROUTE_SCORE = 8.0
-# An author-declared trigger phrase found in the message, with the keyword ranking agreeing,
-# is a hard route (the spec's rule); the development sets hold too few trigger hits to fit this.
-FAST_ROUTE_CONFIDENCE = 0.95
-# A route backed by the user's own confirmation or correction of a paraphrase-level similar
-# message (full strength, feedback.MATCH_FULL; weaker matches scale it down). A rule like the
-# fast path's: the calibration never sees feedback.
-FEEDBACK_ROUTE_CONFIDENCE = 0.9
-# Below this a fast hit is only prefer_when words: too weak to count as evidence on its own.
-FAST_EVIDENCE_SCORE = 4.0
-TRUST_MULTIPLIERS = {"local": 1.0, "official": 1.2, "verified": 1.0, "community": 0.8}
-UNMET_PRECONDITION_MULTIPLIER = 0.7
 SEARCH_MIN_SCORE = 0.4
 SEARCH_GAP = 0.15
-
-
-@dataclass
-class Scored:
-    """One query seen by every retriever: full-catalog score lists, fast hits, query vectors,
-    and (set by ``_rank``) what feedback learned about messages like it."""
-
-    lists: dict[str, np.ndarray]
-    fast_hits: list[FastHit]
-    method: Method
-    query_vectors: dict[str, np.ndarray]
-    learned: Adjustment | None = None
-
-
-@dataclass
-class _Catalog:
-    """Everything routing needs in memory, built from one store generation."""
-
-    generation: int
-    skills: list[IndexedSkill]
-    fast: FastMatcher | None
-    bm25: BM25Retriever | None
-    dense: list[DenseRetriever]
-    multipliers: np.ndarray
-    unmet: list[tuple[str, ...]]
-    conflicts: list[ConflictGroup]
-    conflict_of: dict[int, ConflictGroup]
 
 
 class SkillPilot:
@@ -124,13 +84,9 @@ class SkillPilot:
             settings = settings.with_overrides(**overrides)
         self.settings = settings
         self.surface = surface
-        # Routing multiplies one query vector by the skill matrix: with several BLAS threads
-        # that small product spends more time synchronising than computing (10 ms instead of
-        # 0.1 ms on a busy 2-core machine), so SkillPilot keeps BLAS single-threaded.
-        threadpool_limits(limits=1, user_api="blas")
         self._store = store
         self._encoders: list[Encoder] | None = None
-        self._catalog_cache: _Catalog | None = None
+        self._catalog_cache: Catalog | None = None
         self._query_pool: ThreadPoolExecutor | None = None
         self._feedback: FeedbackStore | None = None
         self._route_log: RouteLog | None = None
@@ -208,57 +164,24 @@ class SkillPilot:
         roots = self.store.roots() or [str(Path(d).expanduser()) for d in self.settings.skill_dirs]
         return self.index(roots, progress=progress)
 
-    def _catalog(self) -> _Catalog:
-        generation = self.store.generation()
-        cached = self._catalog_cache
-        if cached is not None and cached.generation == generation:
-            return cached
-        stored = self.store.load()
-        missing = embed_missing(self.store, stored, self.encoders, EMBEDDING)
-        if missing:
-            log.info("embedded %d skills the index had no vectors for", missing)
-            generation = self.store.generation()
-        skills = assign_ids(stored)
-        dense = []
-        descriptions = []
-        for encoder in self.encoders:
-            vectors = self.store.vectors(vector_space(encoder, EMBEDDING))
-            dense.append(
-                DenseRetriever(encoder, [vectors[(s.skill.root, s.key)] for s in skills])
-            )
-            # Part 0 is always "name: description" (EMBEDDING): what a skill is for.
-            descriptions.append(
-                np.stack([vectors[(s.skill.root, s.key)][0] for s in skills])
-                if skills
-                else np.zeros((0, encoder.dim), dtype=np.float32)
-            )
-        conflicts = detect_conflicts(skills, descriptions, self.settings.conflict_threshold)
-        unmet = [
-            unmet_preconditions(s.fingerprint.preconditions) if self.settings.preconditions else ()
-            for s in skills
-        ]
-        multipliers = np.array(
-            [
-                self._trust_multiplier(s) * (UNMET_PRECONDITION_MULTIPLIER if u else 1.0)
-                for s, u in zip(skills, unmet, strict=True)
-            ]
-        )
-        keyword = self.settings.enable_keyword
-        cached = _Catalog(
-            generation=generation,
-            skills=skills,
-            fast=FastMatcher(skills) if keyword else None,
-            bm25=BM25Retriever(skills) if keyword else None,
-            dense=dense,
-            multipliers=multipliers,
-            unmet=unmet,
-            conflicts=conflicts,
-            conflict_of=group_of(conflicts),
-        )
-        self._catalog_cache = cached
-        return cached
+    def _catalog(self) -> Catalog:
+        return self._timed_catalog()[0]
 
-    def _learned(self, catalog: _Catalog) -> Learned | None:
+    def _timed_catalog(self) -> tuple[Catalog, float]:
+        """The catalog of the store's current generation, and the seconds spent loading it (and
+        the models) now: 0.0 when the cached one is current."""
+        cached = self._catalog_cache
+        if cached is not None and cached.generation == self.store.generation():
+            return cached, 0.0
+        started = time.perf_counter()
+        encoders = self.encoders
+        catalog = build_catalog(self.store.snapshot(spaces(encoders)), encoders, self.settings)
+        for missing in catalog.missing:
+            logger.warning("%s", missing.note)
+        self._catalog_cache = catalog
+        return catalog, time.perf_counter() - started
+
+    def _learned(self, catalog: Catalog) -> Learned | None:
         """The feedback model for this catalog, re-fitted when a signal arrives (any process)."""
         # A router that never got feedback does not create the feedback file just to read it.
         if not self.settings.feedback_enabled or (
@@ -273,39 +196,12 @@ class SkillPilot:
             self._learned_cache = (key, learned)
         return self._learned_cache[1]
 
-    def _trust_multiplier(self, skill: IndexedSkill) -> float:
-        tier = self.settings.trust_tiers.get(skill.id, skill.skill.trust_tier)
-        return TRUST_MULTIPLIERS.get(tier, 1.0)
-
     # -- routing ----------------------------------------------------------------------------
-    def score_lists(self, query: str) -> Scored:
+    def score_lists(self, query: str) -> Scores:
         """Every retriever's score for every skill (catalog order), the fast-path hits, the
         query's vectors and which path answered. Public for calibration and benchmarks."""
-        catalog = self._catalog()
-        size = len(catalog.skills)
-        fast_hits = [
-            h for h in (catalog.fast.match(query) if catalog.fast else []) if h.score >= FAST_EVIDENCE_SCORE
-        ]
-        lists: dict[str, np.ndarray] = {}
-        vectors: dict[str, np.ndarray] = {}
-        if fast_hits:
-            fast = np.zeros(size)
-            for hit in fast_hits:
-                fast[hit.index] = max(fast[hit.index], hit.score)
-            lists["fast"] = fast
-        if catalog.bm25:
-            lists["bm25"] = catalog.bm25.scores(query)
-        method: Method
-        if self._routes_at_once(fast_hits, lists.get("bm25")):
-            method = "fast"
-        else:
-            readers = [r for r in catalog.dense if r.reads(query)]
-            for retriever, vector in zip(readers, self._encode_query(query, readers), strict=True):
-                vectors[retriever.encoder.name] = vector
-                lists[retriever.name] = retriever.scores_for(vector)
-            keyword_found = bool(fast_hits) or bool(catalog.bm25 and lists["bm25"].any())
-            method = ("hybrid" if keyword_found else "semantic") if catalog.dense else "fast"
-        return Scored(lists, fast_hits, method, vectors)
+        with single_threaded_blas():
+            return score(self._catalog(), query, self._encode_query)
 
     def _encode_query(self, query: str, retrievers: Sequence[DenseRetriever]) -> list[np.ndarray]:
         """The query's vector from each of ``retrievers``. With several models the others run
@@ -321,139 +217,90 @@ class SkillPilot:
         pending = [self._query_pool.submit(r.encode, query) for r in rest]
         return [first.encode(query), *(f.result() for f in pending)]
 
-    def _confidence(self, signals: dict[str, float], method: Method, position: int) -> float:
-        """The calibrated probability that the candidate at ``position`` is right. A trigger
-        phrase that routed at once skipped the models, whose evidence the calibration expects,
-        so its winner is as sure as the fast path makes it."""
-        probability = self.calibration.probability(signals)
-        if method == "fast" and position == 0:
-            return max(probability, FAST_ROUTE_CONFIDENCE)
-        return probability
+    def _rank(self, catalog: Catalog, query: str) -> Ranking:
+        learned = self._learned(catalog) if catalog.skills else None
+        return rank(catalog, query, self.calibration.fusion_weights, learned, self._encode_query)
 
-    @staticmethod
-    def _routes_at_once(fast_hits: list[FastHit], bm25: np.ndarray | None) -> bool:
-        """The spec's fast path: one skill's trigger phrase is in the message (score >= 8) and
-        the keyword ranking agrees it is the best match. Then the models are not even asked."""
-        triggered = {h.index for h in fast_hits if h.score >= FAST_ROUTE_SCORE}
-        if len(triggered) != 1:
-            return False
-        return bm25 is None or int(np.argmax(bm25)) in triggered
-
-    def _rank(self, query: str) -> tuple[_Catalog, list[Candidate], Scored]:
-        catalog = self._catalog()
-        if not catalog.skills:
-            return catalog, [], Scored({}, [], "no-match", {})
-        scored = self.score_lists(query)
-        multipliers = catalog.multipliers
-        learned = self._learned(catalog)
-        if learned is not None:
-            if learned.has_examples and not scored.query_vectors:
-                # The fast path skipped the models; feedback examples are matched by meaning.
-                scored.query_vectors = {r.encoder.name: r.encode(query) for r in catalog.dense if r.reads(query)}
-            scored.learned = learned.adjust(scored.query_vectors)
-            if scored.learned.matches and scored.method == "fast":
-                scored.method = "hybrid"
-            multipliers = multipliers * np.exp(scored.learned.log_multipliers)
-        candidates = fuse(scored.lists, self.calibration.fusion_weights, multipliers)
-        chosen = {m.skill for m in scored.learned.matches if m.sign > 0} if scored.learned else set()
-        if chosen - {c.index for c in candidates}:
-            # A skill users chose for messages like this one joins the race even when the
-            # retrievers left it out of the pool; fusion orders it like any other candidate.
-            keep = {c.index for c in candidates} | chosen
-            weights = self.calibration.fusion_weights
-            everyone = fuse(scored.lists, weights, multipliers, pool=len(catalog.skills))
-            candidates = [c for c in everyone if c.index in keep]
-        if not candidates:
-            scored.method = "no-match"
-        return catalog, candidates, scored
-
-    def route(self, query: str, trace: bool = False, surface: str | None = None) -> RouteResult:
+    def route(
+        self,
+        query: str,
+        trace: bool = False,
+        surface: str | None = None,
+        *,
+        plan: bool = True,
+        log: bool = True,
+    ) -> RouteResult:
         """Pick the skill for ``query``; always one ``RouteResult`` (pass-through is a result).
-        The trace is included when asked for or when the ``debug`` setting is on. The decision
-        is appended to the routing log (``log.enabled``) under ``surface`` (default: the
-        router's own); a clause routed while planning is part of its message's decision and
-        is not."""
-        result = self._route(query, trace)
-        if self.settings.log_enabled and not in_single_steps():
+        The trace is included when asked for or when the ``debug`` setting is on. A message
+        with a sequence marker ("then" ...) is planned unless ``plan`` is off. The decision is
+        appended to the routing log (``log.enabled``) under ``surface`` (default: the router's
+        own) unless ``log`` is off: a clause routed while planning, or a probe lint sends, is
+        part of another decision."""
+        result = self._route(query, trace, plan)
+        if log and self.settings.log_enabled:
             try:
                 self.route_log.record(result, surface or self.surface)
             except StoreError as exc:
                 # The route is the product and the log a record of it: an unwritable log
                 # (read-only home, full disk) is reported, and the agent still gets its skill.
-                log.warning("%s", exc)
+                logger.warning("%s", exc)
         return result
 
-    def _route(self, query: str, trace: bool) -> RouteResult:
+    def _route(self, query: str, trace: bool, plan: bool) -> RouteResult:
         started = time.perf_counter()
+        catalog, loading = self._timed_catalog()
         trace = trace or self.settings.debug
         query = cap_query(query)
-        catalog, candidates, scored = self._rank(query)
-        method, fast_hits, lists = scored.method, scored.fast_hits, scored.lists
-        if not candidates:
-            return RouteResult(
-                query=query,
-                skill=None,
-                confidence=0.0,
-                decision="passthrough",
-                method="no-match",
-                reasons=("no skill matched any word or meaning of the message",),
-                trace=() if trace else None,
-                latency_ms=(time.perf_counter() - started) * 1000,
+        settings = self.settings
+        with single_threaded_blas():
+            ranking = self._rank(catalog, query)
+            if not ranking.candidates:
+                return RouteResult(
+                    query=query,
+                    skill=None,
+                    confidence=0.0,
+                    decision="passthrough",
+                    method="no-match",
+                    reasons=("no skill matched any word or meaning of the message",),
+                    trace=explain.missing_vectors_stage(catalog) if trace else None,
+                    latency_ms=(time.perf_counter() - started - loading) * 1000,
+                    load_ms=round(loading * 1000, 3),
+                )
+            verdict = judge(
+                ranking, catalog, self.calibration, settings.prefer, settings.hard_threshold, settings.soft_threshold
             )
-        signals = confidence_signals(candidates, 0)
-        confidence = self._confidence(signals, method, 0)
-        # The confidence above is that the message belongs to the winner's group; inside the
-        # group the resolver picks the member.
-        resolution = resolve(
-            candidates,
-            catalog.skills,
-            catalog.conflict_of,
-            query,
-            catalog.fast.match(query) if catalog.fast else [],
-            self.settings.prefer,
-            scored.learned,
-        )
-        fused = candidates
-        if resolution is not None:
-            candidates = promoted(candidates, resolution.winner)
-        top = candidates[0]
-        if scored.learned is not None:
-            # The calibration sees only the retrievers' evidence; a message this close to one
-            # the user routed to this skill themselves is routed on their word.
-            learned = max(0.0, scored.learned.example_score(top.index))
-            confidence = max(confidence, FEEDBACK_ROUTE_CONFIDENCE * learned)
-        decision = decide(confidence, self.settings.hard_threshold, self.settings.soft_threshold)
+        top = verdict.candidates[0]
+        skills = catalog.skills
         alternatives = tuple(
-            Alternative(
-                id=catalog.skills[c.index].id,
-                path=catalog.skills[c.index].skill.path,
-                score=round(self.calibration.probability(confidence_signals(candidates, n)), 4),
-                key=catalog.skills[c.index].key,
-            )
-            for n, c in enumerate(candidates[1 : 1 + ALTERNATIVES], start=1)
+            Alternative(id=skills[c.index].id, path=skills[c.index].skill.path, score=score, key=skills[c.index].key)
+            for c, score in zip(verdict.candidates[1:], verdict.alternative_scores, strict=False)
         )
-        stages = (
-            self._trace(catalog, lists, fused, fast_hits, signals, confidence, decision, scored, resolution)
-            if trace
-            else None
-        )
+        resolution = verdict.resolution
         return RouteResult(
             query=query,
-            skill=_ref(catalog.skills[top.index]),
-            confidence=round(confidence, 4),
-            decision=decision,
-            method=method,
+            skill=_ref(skills[top.index]),
+            confidence=round(verdict.confidence, 4),
+            decision=verdict.decision,
+            method=ranking.method,
             alternatives=alternatives,
             conflict_resolved=resolution is not None,
-            conflict_alternatives=tuple(catalog.skills[i].id for i in resolution.beaten)
-            if resolution
-            else (),
-            reasons=self._reasons(top, fast_hits, catalog, candidates, scored.learned, resolution),
+            conflict_alternatives=tuple(skills[i].id for i in resolution.beaten) if resolution else (),
+            reasons=explain.reasons(catalog, ranking, verdict),
             unmet_preconditions=catalog.unmet[top.index],
-            trace=stages,
+            trace=explain.trace(
+                catalog,
+                ranking,
+                verdict,
+                self.calibration.fusion_weights,
+                settings.hard_threshold,
+                settings.soft_threshold,
+            )
+            if trace
+            else None,
             # Multi-skill messages: a regex check, and clause routes only when it finds markers.
-            plan=plan_steps(self, query, confidence, sequences_only=True),
-            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            plan=plan_steps(self, query, verdict.confidence, sequences_only=True) if plan else (),
+            latency_ms=round((time.perf_counter() - started - loading) * 1000, 3),
+            load_ms=round(loading * 1000, 3),
         )
 
     def plan(self, message: str) -> RouteResult:
@@ -464,117 +311,15 @@ class SkillPilot:
             return result
         return replace(result, plan=plan_steps(self, result.query, result.confidence))
 
-    def _reasons(
-        self,
-        top: Candidate,
-        fast_hits: list[FastHit],
-        catalog: _Catalog,
-        candidates: list[Candidate],
-        learned: Adjustment | None,
-        resolution: Resolution | None,
-    ) -> tuple[str, ...]:
-        reasons: list[str] = [resolution.reason] if resolution else []
-        for match in learned.matches if learned else ():
-            if match.skill == top.index:
-                verb = "you chose it" if match.sign > 0 else f"you turned it down ({match.kind})"
-                reasons.append(f"feedback: {verb} for a similar message: {match.query!r}")
-        for hit in fast_hits:
-            if hit.index == top.index:
-                reasons.extend(hit.evidence)
-        for name in sorted(top.raw):
-            if name == "fast" or name not in top.ranks:
-                continue
-            label = "keywords (BM25)" if name == "bm25" else f"meaning ({name.split(':', 1)[1]})"
-            reasons.append(f"{label}: rank {top.ranks[name]}, score {top.raw[name]:.3f}")
-        static = float(catalog.multipliers[top.index])
-        if static != 1.0:
-            reasons.append(f"score multiplied by {static:.2f} (trust tier / preconditions)")
-        if learned is not None and learned.log_multipliers[top.index]:
-            factor = np.exp(learned.log_multipliers[top.index])
-            reasons.append(f"score multiplied by {factor:.2f} (feedback)")
-        if len(candidates) > 1 and top.score >= candidates[1].score:
-            rival = catalog.skills[candidates[1].index]
-            reasons.append(f"beat {rival.id} by {top.score - candidates[1].score:.2f} fused score")
-        return tuple(reasons)
-
-    def _trace(
-        self,
-        catalog: _Catalog,
-        lists: dict[str, np.ndarray],
-        candidates: list[Candidate],
-        fast_hits: list[FastHit],
-        signals: dict[str, float],
-        confidence: float,
-        decision: str,
-        scored: Scored,
-        resolution: Resolution | None,
-    ) -> tuple[StageTrace, ...]:
-        stages = [
-            StageTrace(
-                "fast path (0-10; >= 8 routes at once)",
-                tuple((catalog.skills[h.index].id, h.score) for h in fast_hits[:5]),
-                tuple(f"{catalog.skills[h.index].id}: {', '.join(h.evidence)}" for h in fast_hits[:5])
-                or ("no trigger or name matched",),
-            )
-        ]
-        for name, scores in lists.items():
-            if name == "fast":
-                continue
-            order = np.lexsort((np.arange(len(scores)), -scores))[:5]
-            stages.append(
-                StageTrace(name, tuple((catalog.skills[i].id, round(float(scores[i]), 4)) for i in order))
-            )
-        if scored.method != "fast":
-            stages.extend(
-                StageTrace(r.name, (), ("not asked: an English-only model, and the message is mostly CJK",))
-                for r in catalog.dense
-                if r.name not in lists
-            )
-        weights = self.calibration.fusion_weights
-        stages.append(
-            StageTrace(
-                "fusion: RRF pool, ordered by weighted z-scores + ln(multiplier)",
-                tuple((catalog.skills[c.index].id, round(c.score, 3)) for c in candidates[:5]),
-                ("weights: " + ", ".join(f"{n}={weight_for(weights, n):.2f}" for n in lists),)
-                + tuple(
-                    f"{catalog.skills[c.index].id}: x{c.multiplier:.2f}"
-                    for c in candidates[:5]
-                    if c.multiplier != 1.0
-                ),
-            )
-        )
-        runner_up = (
-            f"runner-up {catalog.skills[candidates[1].index].id} lost by "
-            f"{candidates[0].score - candidates[1].score:.2f} fused score"
-            if len(candidates) > 1
-            else "no runner-up"
-        )
-        stages.append(
-            StageTrace(
-                "decision",
-                (),
-                (
-                    "signals: " + ", ".join(f"{k}={v:.3f}" for k, v in signals.items()),
-                    f"confidence {confidence:.3f} -> {decision} (hard >= {self.settings.hard_threshold}, "
-                    f"soft >= {self.settings.soft_threshold})",
-                    runner_up,
-                    *(
-                        f"learned from feedback: {catalog.skills[m.skill].id} {'+' if m.sign > 0 else '-'}"
-                        f"{m.strength:.2f} for {m.query!r}"
-                        for m in (scored.learned.matches if scored.learned else ())
-                    ),
-                    f"conflict resolver: {resolution.reason if resolution else 'no contest'}",
-                ),
-            )
-        )
-        return tuple(stages)
-
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
         """Ranked skills for ``query`` with OntoSkills' adaptive cut-off (min 0.4, gap 0.15)."""
-        catalog, candidates, scored = self._rank(cap_query(query))
+        catalog = self._catalog()
+        with single_threaded_blas():
+            ranking = self._rank(catalog, cap_query(query))
+        candidates = ranking.candidates
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
-            score = self._confidence(confidence_signals(candidates, position), scored.method, position)
+            confidence = candidate_confidence(self.calibration, candidates, ranking.method, position)
             skill = catalog.skills[candidate.index]
             hits.append(
                 SearchHit(
@@ -583,8 +328,8 @@ class SkillPilot:
                     key=skill.key,
                     path=skill.skill.path,
                     description=skill.skill.description,
-                    score=round(score, 4),
-                    matched_by=tuple(sorted(candidate.ranks)),
+                    score=round(confidence, 4),
+                    matched_by=tuple(sorted(str(r) for r in candidate.ranks)),
                 )
             )
         hits.sort(key=lambda h: -h.score)
@@ -641,18 +386,23 @@ class SkillPilot:
         return self.feedback_store.record(canonical, vectors)
 
     def stats(self) -> Stats:
-        skills = self._catalog().skills
+        """What the index holds, what routing lacks (``missing_vectors``: skills per encoder
+        without vectors) and what it should not hold (``orphan_vectors``: removed by reindex)."""
+        catalog = self._catalog()
+        skills = catalog.skills
         last = self.store.meta("last_updated")
         return Stats(
             skills=len(skills),
             roots=tuple(self.store.roots()),
             skipped=tuple(self.store.skipped()),
-            conflict_groups=len(self._catalog().conflicts),
+            conflict_groups=len(catalog.conflicts),
             low_quality=tuple(s.id for s in skills if s.fingerprint.quality_issues),
             last_updated=float(last) if last else None,
             embed_provider=self.settings.embed_provider if self.settings.enable_semantic else "off",
             index_path=str(self.settings.index_path),
             model_cache=str(default_model_cache()),
+            missing_vectors={m.encoder: m.skills for m in catalog.missing},
+            orphan_vectors=self.store.orphan_vectors(),
         )
 
 

@@ -14,12 +14,12 @@ output that needs them.
 
 from __future__ import annotations
 
+from ..errors import BenchError
 from .methods import METHODS, Method, MethodOptions, Ranking, make_method
 from .metrics import Prediction, summarize
 from .report import render_chart, render_markdown, results_document, write_json
 from .runner import SuiteRun, run_method, run_suite
 from .suites import (
-    BenchError,
     Catalog,
     CatalogEntry,
     Query,

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ..config import Settings
-from ..errors import MissingExtraError
-from .suites import BenchError, Catalog, Query
+from ..errors import BenchError, MissingExtraError
+from .suites import Catalog, Query
 
 if TYPE_CHECKING:
     from ..encoders import Encoder

@@ -27,9 +27,10 @@ from dataclasses import dataclass, replace
 from multiprocessing.queues import Queue
 from typing import Any
 
+from ..errors import BenchError
 from .methods import Method, MethodOptions, Ranking, make_method
 from .metrics import Prediction
-from .suites import BenchError, Catalog, Query, Suite
+from .suites import Catalog, Query, Suite
 from .tokens import TokenCounter, prompt_text
 
 WARMUP = (

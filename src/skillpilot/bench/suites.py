@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import SkillPilotError
+from ..errors import BenchError as BenchError  # re-exported: it was defined here
 
 KINDS = ("direct", "paraphrase", "conflict", "multilingual", "out_of_scope")
 SUITES = ("real", "conflicts", "metatool")
@@ -37,10 +37,6 @@ METATOOL_KIND = "paraphrase"
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 _FIELD_LINE = re.compile(r"^(name|description)[ \t]*:[ \t]*(.*?)[ \t]*$", re.M)
-
-
-class BenchError(SkillPilotError):
-    """A benchmark input that cannot be used, or a method run that failed."""
 
 
 @dataclass(frozen=True)

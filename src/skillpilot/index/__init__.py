@@ -37,16 +37,35 @@ class IndexChanges:
     vectors: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
     skipped: tuple[tuple[str, SkippedFile], ...] = ()
     meta: dict[str, str] = field(default_factory=dict)
+    # Also delete vectors whose skill is gone (left by older versions' read path).
+    prune_orphans: bool = False
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What one read transaction saw: the generation it read, every skill (in ``load`` order)
+    and, per vector space asked for, the vectors of those skills that have them."""
+
+    generation: int
+    skills: tuple[StoredSkill, ...]
+    vectors: dict[str, dict[tuple[str, str], np.ndarray]]
 
 
 class SkillStore(Protocol):
     """Where an index lives. One required write (``apply``) plus the reads the router needs.
 
+    ``snapshot`` reads the generation, the skills and the vectors of ``spaces`` in one read
+    transaction, so a write committing meanwhile is either wholly in it or wholly out (and the
+    generation is the one the rest was read at): a router builds its catalog from one snapshot.
     ``fetch`` re-reads a few skills by ``(root, key)`` (in the order asked, missing ones left
     out), so a search can show current data after ranking on a cached catalog.
+    ``orphan_vectors`` counts stored vectors whose skill is gone; ``apply`` with
+    ``prune_orphans`` deletes them.
     """
 
     def apply(self, changes: IndexChanges) -> None: ...
+    def snapshot(self, spaces: Sequence[str]) -> Snapshot: ...
+    def orphan_vectors(self) -> int: ...
     def load(self) -> list[StoredSkill]: ...
     def fetch(self, keys: Sequence[tuple[str, str]]) -> list[StoredSkill]: ...
     def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]: ...
@@ -96,4 +115,4 @@ def open_store(spec: str | Path) -> SkillStore:
     return SQLiteStore(Path(spec).expanduser())
 
 
-__all__ = ["IndexChanges", "SkillStore", "StoredSkill", "assign_ids", "open_store"]
+__all__ = ["IndexChanges", "SkillStore", "Snapshot", "StoredSkill", "assign_ids", "open_store"]

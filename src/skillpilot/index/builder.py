@@ -132,6 +132,7 @@ def build_index(
             vectors=vectors,
             skipped=tuple(skipped),
             meta={"encoders": "+".join(e.name for e in models)},
+            prune_orphans=True,
         )
     )
     return IndexReport(
@@ -188,19 +189,6 @@ def _vectors_for(
         for part in pool.map(embed, encoders):
             vectors.update(part)
     return vectors
-
-def embed_missing(
-    store: SkillStore,
-    stored: Sequence[StoredSkill],
-    encoders: Sequence[Encoder],
-    texts_for: TextsFor,
-    progress: Progress | None = None,
-) -> int:
-    """Embed stored skills that lack vectors for one of ``encoders``; returns how many vectors."""
-    vectors = _vectors_for(store, (), stored, encoders, texts_for, progress)
-    if vectors:
-        store.apply(IndexChanges(vectors=vectors))
-    return len(vectors)
 
 
 def _encode_with_progress(encoder: Encoder, texts: list[str], progress: Progress | None) -> np.ndarray:

@@ -1,16 +1,18 @@
 """How a store writes a skill and its fingerprint as text: JSON, the same for every backend.
 
 Guarantees: ``skill_from_json(skill_to_json(s)) == s`` and likewise for fingerprints (tuples come
-back as tuples), so two stores holding the same index hand the router equal objects.
+back as tuples), so two stores holding the same index hand the router equal objects. An index
+written before quality issues had codes (plain sentences) gets them re-derived from the skill.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
-from ..model import Fingerprint, Requirements, RouteHints, Skill
+from ..fingerprint import quality_issues
+from ..model import Fingerprint, QualityIssue, Requirements, RouteHints, Skill
 from . import StoredSkill
 
 
@@ -38,18 +40,23 @@ def skill_from_json(text: str) -> Skill:
     )
 
 
-def fingerprint_from_json(text: str) -> Fingerprint:
+def fingerprint_from_json(text: str, skill: Skill | None = None) -> Fingerprint:
+    """The fingerprint back; legacy uncoded quality issues are re-derived from ``skill``."""
     data: dict[str, Any] = json.loads(text)
-    return Fingerprint(
+    fingerprint = Fingerprint(
         intent_patterns=tuple(data["intent_patterns"]),
         keywords=tuple(data["keywords"]),
         side_effects=data["side_effects"],
         side_effects_declared=data["side_effects_declared"],
         preconditions=Requirements(**{k: tuple(v) for k, v in data["preconditions"].items()}),
-        quality_issues=tuple(data["quality_issues"]),
+        quality_issues=tuple(QualityIssue(**i) for i in data["quality_issues"] if isinstance(i, dict)),
     )
+    if skill is not None and any(isinstance(i, str) for i in data["quality_issues"]):
+        return replace(fingerprint, quality_issues=quality_issues(skill, fingerprint.intent_patterns))
+    return fingerprint
 
 
 def stored_from_json(skill: str, fingerprint: str, indexed_at: float) -> StoredSkill:
     """A stored row (skill JSON, fingerprint JSON, indexed_at) back as a ``StoredSkill``."""
-    return StoredSkill(skill_from_json(skill), fingerprint_from_json(fingerprint), indexed_at)
+    stored_skill = skill_from_json(skill)
+    return StoredSkill(stored_skill, fingerprint_from_json(fingerprint, stored_skill), indexed_at)

@@ -7,6 +7,8 @@ Guarantees, the SQLite store's contract (``tests/test_store_contract.py`` runs b
 - every ``apply`` is one transaction, serialised across writers by an advisory lock, and bumps
   the ``generation`` counter in it, so a replica polling ``generation()`` reloads exactly when a
   write has committed, and a crash mid-write leaves the previous index whole;
+- ``snapshot`` reads in one ``REPEATABLE READ`` transaction: one committed state, its generation
+  included;
 - ``load`` / ``fetch`` / ``vectors`` return what was written, in the same order (byte order,
   ``COLLATE "C"``, as SQLite compares text) with float32 vectors bit for bit, so a router over
   this store decides exactly as one over SQLite.
@@ -37,7 +39,7 @@ import numpy as np
 from ..errors import MissingExtraError, StoreError
 from ..model import Skill, SkippedFile
 from ..text import tokenize
-from . import IndexChanges, StoredSkill
+from . import IndexChanges, Snapshot, StoredSkill
 from .codec import fingerprint_to_json, skill_to_json, stored_from_json
 
 try:
@@ -53,6 +55,7 @@ DEFAULT_SCHEMA = "skillpilot"
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 HNSW_EF_SEARCH = 200
+_ORPHAN = "NOT EXISTS (SELECT 1 FROM skills s WHERE s.root = vectors.root AND s.key = vectors.key)"
 # Any constant will do: it only has to be the same for every writer of one database.
 _WRITE_LOCK = 0x5D11_9170
 
@@ -209,9 +212,24 @@ class PostgresStore:
                     "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value=EXCLUDED.value",
                     (key, value),
                 )
+            if changes.prune_orphans:
+                db.execute(f"DELETE FROM vectors WHERE {_ORPHAN}")
             db.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation'")
             for encoder, dim in spaces.items():
                 self._ensure_hnsw(db, encoder, dim)
+
+    def snapshot(self, spaces: Sequence[str]) -> Snapshot:
+        try:
+            with self._db.transaction():
+                self._db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                return Snapshot(
+                    self.generation(), tuple(self.load()), {space: self.vectors(space) for space in spaces}
+                )
+        except psycopg.Error as exc:
+            raise StoreError(self.path, f"cannot read the index: {str(exc).strip()}") from exc
+
+    def orphan_vectors(self) -> int:
+        return int(self._rows(f"SELECT COUNT(*) FROM vectors WHERE {_ORPHAN}")[0][0])
 
     def load(self) -> list[StoredSkill]:
         rows = self._rows(

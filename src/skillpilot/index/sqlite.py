@@ -3,20 +3,23 @@
 Input: ``IndexChanges`` computed by the builder. Output: ``IndexedSkill`` rows and stored
 vectors. Guarantees: every ``apply`` is one transaction, so a crash or Ctrl-C mid-index leaves
 the previous index whole (WAL mode: readers keep working while a writer commits); a
-``generation`` counter goes up with every committed change so long-lived routers know to reload.
+``generation`` counter goes up with every committed change so long-lived routers know to reload;
+``snapshot`` reads in one (deferred, read-only) transaction, so it sees one committed state.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from ..model import SkippedFile
 from ..sqlitefile import connect, transaction
-from . import IndexChanges, StoredSkill
+from . import IndexChanges, Snapshot, StoredSkill
 from .codec import fingerprint_to_json, skill_to_json, stored_from_json
 
 SCHEMA_VERSION = "1"
@@ -46,6 +49,9 @@ INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}'), ('generation',
 """
 
 
+_ORPHAN = "NOT EXISTS (SELECT 1 FROM skills s WHERE s.root = vectors.root AND s.key = vectors.key)"
+
+
 class SQLiteStore:
     """A ``SkillStore`` in one SQLite file; safe to open from several processes at once."""
 
@@ -54,6 +60,8 @@ class SQLiteStore:
         self._db = connect(
             self.path, "index", _SCHEMA, hint="; delete the file and run `skillpilot reindex`"
         )
+        # One transaction at a time on the shared connection (a service's threads share a store).
+        self._in_transaction = threading.RLock()
 
     def close(self) -> None:
         self._db.close()
@@ -80,7 +88,7 @@ class SQLiteStore:
     def apply(self, changes: IndexChanges) -> None:
         """Write one index run's changes atomically (all or nothing)."""
         now = time.time()
-        with transaction(self._db, self.path, "index") as db:
+        with self._in_transaction, transaction(self._db, self.path, "index") as db:
             for root in changes.dropped_roots:
                 for table in ("skills", "vectors", "skipped", "roots"):
                     column = "path" if table == "roots" else "root"
@@ -114,8 +122,27 @@ class SQLiteStore:
                 db.execute("INSERT INTO skipped VALUES (?, ?, ?)", (root, skipped.path, skipped.reason))
             for key, value in changes.meta.items():
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+            if changes.prune_orphans:
+                db.execute(f"DELETE FROM vectors WHERE {_ORPHAN}")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('last_updated', ?)", (repr(now),))
             db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+
+    @contextmanager
+    def _read(self) -> Iterator[None]:
+        """One read transaction: every read inside sees the same committed state."""
+        with self._in_transaction:
+            self._db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self._db.execute("COMMIT")
+
+    def snapshot(self, spaces: Sequence[str]) -> Snapshot:
+        with self._read():
+            return Snapshot(self.generation(), tuple(self.load()), {space: self.vectors(space) for space in spaces})
+
+    def orphan_vectors(self) -> int:
+        return int(self._db.execute(f"SELECT COUNT(*) FROM vectors WHERE {_ORPHAN}").fetchone()[0])
 
     def load(self) -> list[StoredSkill]:
         rows = self._db.execute(

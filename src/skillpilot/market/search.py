@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..fuse import catalog_ranks, rrf_scores
 from ..index.builder import vector_space
-from ..model import TRUST_TIERS, IndexedSkill
+from ..model import BM25, TRUST_TIERS, IndexedSkill, RetrieverId
 from ..retrieve.bm25 import BM25Index
 from ..retrieve.dense import EMBEDDING, DenseRetriever
 from ..router import SkillPilot
@@ -175,7 +175,7 @@ class Market:
         profile = state.catalog.profile("search")
         # A keyword match ("pgvector") is evidence of its own, so it needs only half the
         # similarity floor; a stray shared word with an unrelated skill (near 0) still fails.
-        gate = lists["bm25"] > 0
+        gate = lists[BM25] > 0
         if similarity is not None:
             floor = profile.min_similarity
             gate = (similarity >= floor) | (gate & (similarity >= floor / 2))
@@ -200,7 +200,7 @@ class Market:
         else:
             # Cold start (no vectors for this skill yet): keyword matches and its categories.
             shares = np.array([bool(categories & set(x.categories)) for x in state.listings], dtype=bool)
-            gate = (lists["bm25"] > 0) | shares
+            gate = (lists[BM25] > 0) | shares
         filters = SearchFilters(exclude_ids=excluded)
         pool = self._rank(state, lists, similarity, profile, gate, filters, categories)
         folded = self._fold(state, pool)
@@ -235,18 +235,18 @@ class Market:
     @staticmethod
     def _recall(
         state: _State, terms: list[str], vectors: Sequence[np.ndarray]
-    ) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    ) -> tuple[dict[RetrieverId, np.ndarray], np.ndarray | None]:
         """Full-catalog score lists (BM25 and one per encoder) and the mean public cosine."""
-        lists = {"bm25": state.bm25.scores(terms)}
+        lists: dict[RetrieverId, np.ndarray] = {BM25: state.bm25.scores(terms)}
         for retriever, vector in zip(state.dense, vectors, strict=False):
-            lists[retriever.name] = retriever.scores_for(vector)
-        dense = [lists[r.name] for r in state.dense if r.name in lists]
+            lists[retriever.id] = retriever.scores_for(vector)
+        dense = [lists[r.id] for r in state.dense if r.id in lists]
         return lists, (np.mean(dense, axis=0) if dense else None)
 
     def _rank(
         self,
         state: _State,
-        lists: dict[str, np.ndarray],
+        lists: dict[RetrieverId, np.ndarray],
         similarity: np.ndarray | None,
         profile: Profile,
         gate: np.ndarray,
@@ -270,7 +270,7 @@ class Market:
                     index=i,
                     relevance=relevance_of(float(rrf[i]), len(lists)),
                     similarity=None if similarity is None else round(float(similarity[i]), 4),
-                    ranks={n: int(r[i]) for n, r in ranks.items() if r[i] > 0},
+                    ranks={str(n): int(r[i]) for n, r in ranks.items() if r[i] > 0},
                     signals=signals_of(listing, profile, now, state.most_installs,
                                        bool(categories & set(listing.categories))),
                 )
@@ -329,9 +329,9 @@ class Market:
         return hits
 
 
-def _ranks(name: str, scores: np.ndarray) -> np.ndarray:
+def _ranks(retriever: RetrieverId, scores: np.ndarray) -> np.ndarray:
     """1-based rank of every skill in one list (0 where the keyword list has no match)."""
     ranks = catalog_ranks(scores)
-    if name == "bm25":
+    if retriever == BM25:
         ranks[scores <= 0] = 0
     return ranks

@@ -45,15 +45,18 @@ import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-from skillpilot.model import IndexedSkill
+import numpy as np
+
+from skillpilot.model import Evidence, EvidenceKind, FastHit, IndexedSkill
 from skillpilot.text import cap_query, has_cjk, tokenize, words
 
 logger = logging.getLogger(__name__)
 
 # A score at or above this routes without asking anything else (only triggers reach it).
 ROUTE_AT_ONCE = 8.0
+# Below this a hit is only prefer_when words: too weak to count as evidence on its own.
+EVIDENCE_SCORE = 4.0
 TRIGGER_SCORE = 8.0
 TRIGGER_LENGTH_STEP = 0.5
 TRIGGER_LENGTH_CAP = 2.0
@@ -66,20 +69,11 @@ MIN_NAME_CHARS = 4
 GENERIC_MIN_SKILLS = 2
 GENERIC_CATALOG_SHARE = 0.01
 
-Kind = Literal["trigger", "name", "prefer_when"]
+Kind = EvidenceKind
 Terms = tuple[str, ...]
 # How a phrase is looked for: (with stop words?, terms).
 Pattern = tuple[bool, Terms]
 _KIND_ORDER: dict[Kind, int] = {"trigger": 0, "name": 1, "prefer_when": 2}
-
-
-@dataclass(frozen=True)
-class FastHit:
-    """One skill the fast path found: catalog position, 0-10 score, why (best evidence first)."""
-
-    index: int
-    score: float
-    evidence: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -133,8 +127,8 @@ class _Phrase:
     generic: bool = False
 
     @property
-    def evidence(self) -> str:
-        return f"{self.kind} {self.text!r}" + (" (generic)" if self.generic else "")
+    def evidence(self) -> Evidence:
+        return Evidence(self.kind, self.text, self.generic)
 
 
 class _Finder:
@@ -250,3 +244,12 @@ class FastMatcher:
             hits.append(FastHit(position, min(MAX_SCORE, base + prefer), evidence))
         hits.sort(key=lambda hit: (-hit.score, hit.index))
         return hits
+
+
+def routes_at_once(hits: Sequence[FastHit], bm25: np.ndarray | None) -> bool:
+    """The spec's fast path: one skill's trigger phrase is in the message (``ROUTE_AT_ONCE``)
+    and the keyword ranking agrees it is the best match. Then the models are not even asked."""
+    triggered = {h.index for h in hits if h.score >= ROUTE_AT_ONCE}
+    if len(triggered) != 1:
+        return False
+    return bm25 is None or int(np.argmax(bm25)) in triggered

@@ -22,6 +22,7 @@ from fastapi import APIRouter, Query
 from fastapi.params import Depends
 from fastapi.responses import HTMLResponse, JSONResponse
 
+from ..catalog import trust_tier
 from ..routelog import iso, parse_since
 from ..router import SkillPilot
 from . import SharedPilot
@@ -49,10 +50,10 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
                         "path": s.skill.path,
                         "description": s.skill.description,
                         "source_kind": s.skill.source_kind,
-                        "trust_tier": p.settings.trust_tiers.get(s.id, s.skill.trust_tier),
+                        "trust_tier": trust_tier(s, p.settings.trust_tiers),
                         "root": s.skill.root,
                         "triggers": list(s.skill.route.triggers),
-                        "quality_issues": list(s.fingerprint.quality_issues),
+                        "quality_issues": [issue.message for issue in s.fingerprint.quality_issues],
                     }
                     for s in p.skills()
                 ],

@@ -295,7 +295,7 @@ def skill_detail(indexed: IndexedSkill) -> dict[str, Any]:
         "intents": list(indexed.fingerprint.intent_patterns),
         "keywords": list(indexed.fingerprint.keywords),
         "side_effects": indexed.fingerprint.side_effects,
-        "quality_issues": list(indexed.fingerprint.quality_issues),
+        "quality_issues": [issue.message for issue in indexed.fingerprint.quality_issues],
     }
     if not skill.private:
         detail["body"] = skill.body

@@ -51,13 +51,14 @@ try:
 except ImportError as exc:
     raise MissingExtraError("mcp", "`skillpilot mcp`", exc.name or "mcp") from exc
 
+from ..catalog import TRUST_MULTIPLIERS, trust_tier
 from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
 from ..market import Market
 from ..market import find_skill as market_find_skill
 from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill, SearchHit
 from ..omni import SOURCE_NAMES
 from ..ontoskills import shapes
-from ..router import TRUST_MULTIPLIERS, SkillPilot
+from ..router import SkillPilot
 from . import Refresher, SharedPilot, calls, is_loopback, package_version
 
 SCOPES = ("all", "installed", "market")
@@ -324,7 +325,7 @@ def _resolve(pilot: SkillPilot, q: str) -> IndexedSkill | None:
 
 
 def _tier(pilot: SkillPilot, skill: IndexedSkill) -> str:
-    return pilot.settings.trust_tiers.get(skill.id, skill.skill.trust_tier)
+    return trust_tier(skill, pilot.settings.trust_tiers)
 
 
 def _onto(skill: IndexedSkill) -> dict[str, Any]:

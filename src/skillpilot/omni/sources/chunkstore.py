@@ -38,6 +38,7 @@ import numpy as np
 
 from ...encoders import Encoder
 from ...fuse import rrf_scores
+from ...model import BM25, RetrieverId
 from ...retrieve.bm25 import BM25Index
 from ...retrieve.dense import DenseRetriever
 from ...sqlitefile import connection_per_call
@@ -268,13 +269,13 @@ class ChunkStore:
             # so matching one common character of a long question is not a perfect match.
             held = [t for t in terms if index.ceiling([t]) > 0]
             ceiling = index.ceiling(held) * len(terms) / len(held) if held else 0.0
-            lists: dict[str, np.ndarray] = {"bm25": bm25}
+            lists: dict[RetrieverId, np.ndarray] = {BM25: bm25}
             cosines = []
             for encoder in encoders:
                 matrix = self._vectors(db, encoder, rows, scope, params)
                 dense = DenseRetriever(encoder, [matrix[i : i + 1] for i in range(len(rows))])
                 cosine = dense.scores(query).astype(np.float64)
-                lists[dense.name] = cosine
+                lists[dense.id] = cosine
                 cosines.append(cosine)
         keyword = bm25 / ceiling if ceiling > 0 else np.zeros_like(bm25)
         if cosines:

@@ -1,0 +1,132 @@
+"""The catalog: one store snapshot in, everything routing holds in memory out.
+
+Input: a :class:`~skillpilot.index.Snapshot` (one read transaction: generation, skills, the
+vectors of the configured encoders), the encoders and the settings. Output: a frozen
+:class:`Catalog`: the skills with their ids (catalog positions are the order of the snapshot),
+the fast-path matcher, the BM25 postings, one dense retriever per encoder that has vectors, the
+static multipliers (trust tier x unmet preconditions), the conflict groups, and what is missing.
+
+Guarantees: building a catalog never writes the index. A skill without vectors for an encoder
+(indexed keyword-only, or with another model) is embedding the indexer's job: that encoder's
+retriever scores it ``-1`` (found by words only), an encoder with no vectors at all is left out,
+and ``missing`` says so for ``explain`` and ``stats``. The generation is the snapshot's, so a
+catalog is never labelled newer than what it holds.
+
+The trust tier of a skill is :func:`trust_tier` everywhere (routing, MCP filters, dashboard):
+``trustTiers`` in config.yaml by skill id, else what the skill declares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .config import Settings
+from .conflicts import ConflictGroup, detect_conflicts, group_of
+from .encoders import Encoder
+from .fingerprint import unmet_preconditions
+from .index import Snapshot, assign_ids
+from .index.builder import vector_space
+from .model import IndexedSkill
+from .retrieve.bm25 import BM25Retriever
+from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
+from .retrieve.fast import FastMatcher
+
+TRUST_MULTIPLIERS = {"local": 1.0, "official": 1.2, "verified": 1.0, "community": 0.8}
+UNMET_PRECONDITION_MULTIPLIER = 0.7
+
+
+def trust_tier(skill: IndexedSkill, tiers: Mapping[str, str]) -> str:
+    """The skill's trust tier: the user's ``trustTiers`` entry for its id, else its own."""
+    return tiers.get(skill.id, skill.skill.trust_tier)
+
+
+def trust_multiplier(tier: str) -> float:
+    return TRUST_MULTIPLIERS.get(tier, 1.0)
+
+
+@dataclass(frozen=True)
+class MissingVectors:
+    """Skills an encoder has no stored vectors for (``reindex`` embeds them)."""
+
+    encoder: str
+    skills: int
+    of: int
+
+    @property
+    def note(self) -> str:
+        used = "left out" if self.skills == self.of else "found by words only"
+        return (
+            f"{self.skills} of {self.of} skills have no {self.encoder} vectors ({used}); "
+            "run `skillpilot reindex` to embed them"
+        )
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Everything routing needs in memory, built from one store snapshot."""
+
+    generation: int
+    skills: tuple[IndexedSkill, ...]
+    fast: FastMatcher | None
+    bm25: BM25Retriever | None
+    dense: tuple[DenseRetriever, ...]
+    multipliers: np.ndarray
+    unmet: tuple[tuple[str, ...], ...]
+    conflicts: tuple[ConflictGroup, ...]
+    conflict_of: Mapping[int, ConflictGroup]
+    missing: tuple[MissingVectors, ...] = ()
+
+
+def spaces(encoders: Sequence[Encoder]) -> list[str]:
+    """The vector spaces a snapshot must hold for ``encoders``."""
+    return [vector_space(encoder, EMBEDDING) for encoder in encoders]
+
+
+def build_catalog(snapshot: Snapshot, encoders: Sequence[Encoder], settings: Settings) -> Catalog:
+    """The catalog of ``snapshot`` (see the module docstring)."""
+    skills = assign_ids(list(snapshot.skills))
+    dense: list[DenseRetriever] = []
+    descriptions: list[np.ndarray] = []
+    missing: list[MissingVectors] = []
+    for encoder, space in zip(encoders, spaces(encoders), strict=True):
+        stored = snapshot.vectors.get(space, {})
+        empty = np.zeros((0, encoder.dim), dtype=np.float32)
+        vectors = [stored.get((s.skill.root, s.key), empty) for s in skills]
+        lacking = sum(1 for v in vectors if not len(v))
+        if lacking:
+            missing.append(MissingVectors(encoder.name, lacking, len(skills)))
+            if lacking == len(skills):
+                continue
+        dense.append(DenseRetriever(encoder, vectors))
+        # Part 0 is always "name: description" (EMBEDDING): what a skill is for. A skill
+        # without vectors is like nothing (a zero row) and so in no conflict by meaning.
+        descriptions.append(
+            np.stack([v[0] if len(v) else np.zeros(encoder.dim, dtype=np.float32) for v in vectors])
+            if skills
+            else empty
+        )
+    with single_threaded_blas():
+        conflicts = detect_conflicts(skills, descriptions, settings.conflict_threshold)
+    unmet = tuple(unmet_preconditions(s.fingerprint.preconditions) if settings.preconditions else () for s in skills)
+    multipliers = np.array(
+        [
+            trust_multiplier(trust_tier(s, settings.trust_tiers)) * (UNMET_PRECONDITION_MULTIPLIER if u else 1.0)
+            for s, u in zip(skills, unmet, strict=True)
+        ]
+    )
+    keyword = settings.enable_keyword
+    return Catalog(
+        generation=snapshot.generation,
+        skills=tuple(skills),
+        fast=FastMatcher(skills) if keyword else None,
+        bm25=BM25Retriever(skills) if keyword else None,
+        dense=tuple(dense),
+        multipliers=multipliers,
+        unmet=unmet,
+        conflicts=tuple(conflicts),
+        conflict_of=group_of(conflicts),
+        missing=tuple(missing),
+    )

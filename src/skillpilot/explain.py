@@ -1,0 +1,132 @@
+"""Explain: why a route went where it went, in words (``reasons``) and stage by stage (``trace``).
+
+Input: the catalog, the :class:`~skillpilot.rank.Ranking` and the
+:class:`~skillpilot.decide.Verdict` of one message. Output: the ``reasons`` a
+:class:`~skillpilot.model.RouteResult` carries (the contest's outcome, feedback, the fast path's
+evidence, each retriever's rank and score, multipliers, the margin over the runner-up) and, when
+asked for, one :class:`~skillpilot.model.StageTrace` per stage: the fast path, each retriever's
+top five, fusion, the decision. A catalog missing some vectors says so in a first stage.
+Nothing here changes a decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .catalog import Catalog
+from .decide import Verdict
+from .fuse import weight_for
+from .model import BM25, FAST, Candidate, RetrieverId, StageTrace
+from .rank import Ranking
+
+TRACE_TOP = 5
+
+
+def _label(retriever: RetrieverId) -> str:
+    return "keywords (BM25)" if retriever == BM25 else f"meaning ({retriever.model})"
+
+
+def reasons(catalog: Catalog, ranking: Ranking, verdict: Verdict) -> tuple[str, ...]:
+    """Why the winner won, most decisive first."""
+    top = verdict.candidates[0]
+    candidates = verdict.candidates
+    learned = ranking.learned
+    said: list[str] = [verdict.resolution.reason] if verdict.resolution else []
+    for match in learned.matches if learned else ():
+        if match.skill == top.index:
+            verb = "you chose it" if match.sign > 0 else f"you turned it down ({match.kind})"
+            said.append(f"feedback: {verb} for a similar message: {match.query!r}")
+    for hit in ranking.scores.fast_hits:
+        if hit.index == top.index:
+            said.extend(str(e) for e in hit.evidence)
+    for retriever in sorted(top.raw, key=str):
+        if retriever == FAST or retriever not in top.ranks:
+            continue
+        said.append(f"{_label(retriever)}: rank {top.ranks[retriever]}, score {top.raw[retriever]:.3f}")
+    static = float(catalog.multipliers[top.index])
+    if static != 1.0:
+        said.append(f"score multiplied by {static:.2f} (trust tier / preconditions)")
+    if learned is not None and learned.log_multipliers[top.index]:
+        factor = np.exp(learned.log_multipliers[top.index])
+        said.append(f"score multiplied by {factor:.2f} (feedback)")
+    if len(candidates) > 1 and top.score >= candidates[1].score:
+        rival = catalog.skills[candidates[1].index]
+        said.append(f"beat {rival.id} by {top.score - candidates[1].score:.2f} fused score")
+    return tuple(said)
+
+
+def missing_vectors_stage(catalog: Catalog) -> tuple[StageTrace, ...]:
+    """A first stage naming the encoders whose vectors the index lacks; () when none does."""
+    if not catalog.missing:
+        return ()
+    return (StageTrace("catalog: vectors missing", (), tuple(m.note for m in catalog.missing)),)
+
+
+def trace(
+    catalog: Catalog,
+    ranking: Ranking,
+    verdict: Verdict,
+    weights: Mapping[str, float],
+    hard_threshold: float,
+    soft_threshold: float,
+) -> tuple[StageTrace, ...]:
+    """The decision stage by stage (see the module docstring)."""
+    skills = catalog.skills
+    fast_hits = ranking.scores.fast_hits[:TRACE_TOP]
+    lists = ranking.lists
+    fused: tuple[Candidate, ...] = ranking.candidates
+    stages = [
+        *missing_vectors_stage(catalog),
+        StageTrace(
+            "fast path (0-10; >= 8 routes at once)",
+            tuple((skills[h.index].id, h.score) for h in fast_hits),
+            tuple(f"{skills[h.index].id}: {', '.join(str(e) for e in h.evidence)}" for h in fast_hits)
+            or ("no trigger or name matched",),
+        ),
+    ]
+    for retriever, scores in lists.items():
+        if retriever == FAST:
+            continue
+        order = np.lexsort((np.arange(len(scores)), -scores))[:TRACE_TOP]
+        stages.append(StageTrace(str(retriever), tuple((skills[i].id, round(float(scores[i]), 4)) for i in order)))
+    if ranking.method != "fast":
+        stages.extend(
+            StageTrace(r.name, (), ("not asked: an English-only model, and the message is mostly CJK",))
+            for r in catalog.dense
+            if r.id not in lists
+        )
+    stages.append(
+        StageTrace(
+            "fusion: RRF pool, ordered by weighted z-scores + ln(multiplier)",
+            tuple((skills[c.index].id, round(c.score, 3)) for c in fused[:TRACE_TOP]),
+            ("weights: " + ", ".join(f"{r}={weight_for(weights, r):.2f}" for r in lists),)
+            + tuple(f"{skills[c.index].id}: x{c.multiplier:.2f}" for c in fused[:TRACE_TOP] if c.multiplier != 1.0),
+        )
+    )
+    runner_up = (
+        f"runner-up {skills[fused[1].index].id} lost by {fused[0].score - fused[1].score:.2f} fused score"
+        if len(fused) > 1
+        else "no runner-up"
+    )
+    resolution = verdict.resolution
+    stages.append(
+        StageTrace(
+            "decision",
+            (),
+            (
+                "signals: " + ", ".join(f"{k}={v:.3f}" for k, v in verdict.signals.items()),
+                f"confidence {verdict.confidence:.3f} -> {verdict.decision} (hard >= {hard_threshold}, "
+                f"soft >= {soft_threshold})",
+                runner_up,
+                *(
+                    f"learned from feedback: {skills[m.skill].id} {'+' if m.sign > 0 else '-'}"
+                    f"{m.strength:.2f} for {m.query!r}"
+                    for m in (ranking.learned.matches if ranking.learned else ())
+                ),
+                f"conflict resolver: {resolution.reason if resolution else 'no contest'}",
+            ),
+        )
+    )
+    return tuple(stages)

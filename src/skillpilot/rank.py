@@ -1,0 +1,124 @@
+"""Rank: one message against one catalog, every retriever asked once, one frozen ranking out.
+
+Input: a :class:`~skillpilot.catalog.Catalog`, the (capped) message, the fusion weights, the
+feedback model (or None) and a function that encodes the message with some dense retrievers.
+Output: a :class:`Ranking`: every retriever's full-catalog score list (keyed by
+:class:`~skillpilot.model.RetrieverId`), the fast path's hits (matched once), the query vectors,
+the feedback :class:`~skillpilot.model.Adjustment`, which path answered, and the fused
+:class:`~skillpilot.model.Candidate` s best first. Nothing in it is changed after it is built.
+
+The fast path (:func:`~skillpilot.retrieve.fast.routes_at_once`): when one skill's trigger
+phrase is in the message and the keyword ranking agrees, the models are not asked (method
+``fast``); else the dense retrievers that read the message are (``hybrid`` when a keyword
+matched too, ``semantic`` when only meaning did). Feedback examples are matched by meaning, so
+a fast route is encoded anyway when there are examples, and a route feedback moved is ``hybrid``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .catalog import Catalog
+from .feedback import Learned
+from .fuse import fuse
+from .model import BM25, FAST, Adjustment, Candidate, FastHit, Method, RetrieverId
+from .retrieve.dense import DenseRetriever
+from .retrieve.fast import EVIDENCE_SCORE, routes_at_once
+
+# The message's vector from each of the given retrievers, in their order.
+QueryEncoder = Callable[[str, Sequence[DenseRetriever]], list[np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Every retriever's opinion of one message, before feedback and fusion. ``matches`` is
+    every fast-path match however weak (the conflict resolver reads prefer_when words);
+    ``fast_hits`` those strong enough to count as evidence (a score list of their own)."""
+
+    lists: Mapping[RetrieverId, np.ndarray]
+    matches: tuple[FastHit, ...]
+    fast_hits: tuple[FastHit, ...]
+    method: Method
+    query_vectors: Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One message ranked: the scores, feedback's adjustment and the fused candidates."""
+
+    query: str
+    scores: Scores
+    method: Method
+    learned: Adjustment | None
+    candidates: tuple[Candidate, ...]
+
+    @property
+    def lists(self) -> Mapping[RetrieverId, np.ndarray]:
+        return self.scores.lists
+
+
+def score(catalog: Catalog, query: str, encode: QueryEncoder) -> Scores:
+    """Every retriever's score for every skill (catalog order) and which path answered."""
+    size = len(catalog.skills)
+    matches = tuple(catalog.fast.match(query)) if catalog.fast else ()
+    fast_hits = tuple(h for h in matches if h.score >= EVIDENCE_SCORE)
+    lists: dict[RetrieverId, np.ndarray] = {}
+    vectors: dict[str, np.ndarray] = {}
+    if fast_hits:
+        fast = np.zeros(size)
+        for hit in fast_hits:
+            fast[hit.index] = max(fast[hit.index], hit.score)
+        lists[FAST] = fast
+    if catalog.bm25:
+        lists[BM25] = catalog.bm25.scores(query)
+    method: Method
+    if routes_at_once(fast_hits, lists.get(BM25)):
+        method = "fast"
+    else:
+        readers = [r for r in catalog.dense if r.reads(query)]
+        for retriever, vector in zip(readers, encode(query, readers), strict=True):
+            vectors[retriever.encoder.name] = vector
+            lists[retriever.id] = retriever.scores_for(vector)
+        keyword_found = bool(fast_hits) or bool(catalog.bm25 and lists[BM25].any())
+        method = ("hybrid" if keyword_found else "semantic") if catalog.dense else "fast"
+    return Scores(lists, matches, fast_hits, method, vectors)
+
+
+def rank(
+    catalog: Catalog,
+    query: str,
+    weights: Mapping[str, float],
+    learned: Learned | None,
+    encode: QueryEncoder,
+) -> Ranking:
+    """``query`` ranked over ``catalog`` (see the module docstring)."""
+    if not catalog.skills:
+        return Ranking(query, Scores({}, (), (), "no-match", {}), "no-match", None, ())
+    scores = score(catalog, query, encode)
+    method = scores.method
+    multipliers = catalog.multipliers
+    adjustment: Adjustment | None = None
+    if learned is not None:
+        vectors = scores.query_vectors
+        if learned.has_examples and not vectors:
+            # The fast path skipped the models; feedback examples are matched by meaning.
+            vectors = {r.encoder.name: r.encode(query) for r in catalog.dense if r.reads(query)}
+            scores = Scores(scores.lists, scores.matches, scores.fast_hits, scores.method, vectors)
+        adjustment = learned.adjust(vectors)
+        if adjustment.matches and method == "fast":
+            method = "hybrid"
+        multipliers = multipliers * np.exp(adjustment.log_multipliers)
+    candidates = fuse(scores.lists, weights, multipliers)
+    chosen = adjustment.chosen() if adjustment else set()
+    if chosen - {c.index for c in candidates}:
+        # A skill users chose for messages like this one joins the race even when the
+        # retrievers left it out of the pool; fusion orders it like any other candidate.
+        keep = {c.index for c in candidates} | chosen
+        everyone = fuse(scores.lists, weights, multipliers, pool=len(catalog.skills))
+        candidates = [c for c in everyone if c.index in keep]
+    if not candidates:
+        method = "no-match"
+    return Ranking(query, scores, method, adjustment, tuple(candidates))
