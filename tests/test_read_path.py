@@ -1,51 +1,29 @@
 """One consistent read: a router builds its catalog from one store snapshot and never writes the
 index, whatever `index --replace` commits meanwhile (SQLite and PostgreSQL).
 
-The encoder is a small deterministic one registered through the real plugin path
-(``register_encoder``): what is tested is which skills and vectors a router holds, not meaning.
+The encoder is :mod:`tests.term_hash` (registered through the real plugin path): what is tested
+is which skills and vectors a router holds, not meaning.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from skillpilot import SkillPilot
-from skillpilot.encoders import register_encoder
 from skillpilot.index import IndexChanges, SkillStore, StoredSkill, open_store
-from skillpilot.text import tokenize
 
 from .conftest import write_skill
 from .pg_server import fresh_database, postgres_url  # noqa: F401  (a fixture)
+from .term_hash import SPACE, SPEC, term_hash  # noqa: F401  (a fixture)
 
-DIM = 64
+pytestmark = pytest.mark.usefixtures("term_hash")
 OLD = {"pdf-merge": "Merge several PDF files into one document.", "csv-clean": "Clean a CSV table of duplicates."}
 NEW = {"video-trim": "Cut a video to a time range.", "audio-mix": "Mix two audio tracks into one file."}
-
-
-class TermHashEncoder:
-    """Each index term hashed to one of ``DIM`` axes: texts sharing words point the same way."""
-
-    name = "term-hash/1"
-    dim = DIM
-
-    def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
-        rows = np.zeros((len(texts), DIM), dtype=np.float32)
-        for row, text in zip(rows, texts, strict=True):
-            for term in tokenize(text) or ["empty"]:
-                row[int(hashlib.sha256(term.encode()).hexdigest(), 16) % DIM] += 1.0
-        norms: np.ndarray = np.linalg.norm(rows, axis=1, keepdims=True)
-        return rows / norms
-
-
-register_encoder("term-hash-test", lambda _settings: TermHashEncoder())
-SPACE = f"{TermHashEncoder.name}|parts-v2"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -71,7 +49,7 @@ def pilots(store_target: str, isolated_home: Path) -> Iterator[Callable[[], Skil
 
     def open_pilot() -> SkillPilot:
         store: SkillStore = open_store(store_target)
-        opened.append(SkillPilot(home=isolated_home, store=store, embed_provider="term-hash-test", log_enabled=False))
+        opened.append(SkillPilot(home=isolated_home, store=store, embed_provider=SPEC, log_enabled=False))
         return opened[-1]
 
     yield open_pilot

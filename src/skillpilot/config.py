@@ -13,6 +13,7 @@ says where each value came from (``skillpilot config show``).
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -235,8 +236,31 @@ class Settings:
         return self.home / "config.yaml"
 
     def with_overrides(self, **overrides: Any) -> Settings:
+        _check_override_names(overrides)
         clean = {k: v for k, v in overrides.items() if v is not None}
         return _validated(replace(self, **clean), dict.fromkeys(clean, "override"))
+
+
+def _check_override_names(overrides: Mapping[str, Any]) -> None:
+    """An override must name a setting: a misspelt one is an error naming the closest ones."""
+    names = [f.name for f in fields(Settings) if f.name != "home"]
+    for name in overrides:
+        if name not in names:
+            close = difflib.get_close_matches(name, names, n=3)
+            hint = f"did you mean {' or '.join(close)}?" if close else f"settings are: {', '.join(sorted(names))}"
+            raise ConfigError(name, f"unknown setting; {hint}", "override")
+
+
+def _known_encoder(spec: str) -> bool:
+    return spec in _registered_encoders() or Path(spec).expanduser().is_dir()
+
+
+def _registered_encoders() -> list[str]:
+    # The registry lives with the encoders, where third parties register theirs; imported at
+    # validation time because the encoders package itself builds on Settings.
+    from .encoders import available_encoders
+
+    return available_encoders()
 
 
 def _key_in(name: str, source: str) -> str:
@@ -347,8 +371,8 @@ def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
         (
             "embed_provider",
             bool(settings.encoder_specs)
-            and all(spec in ENCODERS or Path(spec).expanduser().is_dir() for spec in settings.encoder_specs),
-            f"must be one of {', '.join(ENCODERS)}, local-onnx, or a folder holding model.onnx + "
+            and all(_known_encoder(spec) for spec in settings.encoder_specs),
+            f"must be one of {', '.join(_registered_encoders())}, local-onnx, or a folder holding model.onnx + "
             "tokenizer.json (several joined by '+')",
         ),
         (
@@ -414,6 +438,7 @@ def resolve_settings(home: Path | None = None, **overrides: Any) -> tuple[Settin
         if env is not None and f.name != "home":
             values[f.name] = _coerce(f.name, env, env_name(f.name))
             sources[f.name] = env_name(f.name)
+    _check_override_names(overrides)
     for name, value in overrides.items():
         if value is not None:
             values[name] = _coerce(name, value, "override")

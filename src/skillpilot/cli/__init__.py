@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..config import load_settings
 from ..errors import SkillPilotError
 from ..index import open_store
 from ..model import IndexReport, RouteResult
@@ -48,7 +49,27 @@ HomeOption = Annotated[
     Path | None,
     typer.Option("--home", envvar="SKILLPILOT_HOME", help="Index and config folder [default: ~/.skillpilot]."),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
+def _output_format(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> bool:
+    """``--json`` / ``--human`` when given, else ``platforms.cli.outputFormat`` from the config."""
+    source = ctx.get_parameter_source(param.name) if param.name else None
+    # By name: the enum class depends on which click typer runs on.
+    if source is None or source.name != "DEFAULT":
+        return value
+    try:
+        return load_settings(ctx.params.get("home")).output_format == "json"
+    except SkillPilotError:
+        # A broken config is the command's own error to report, in the default format.
+        return value
+
+
+JsonOption = Annotated[
+    bool,
+    typer.Option(
+        "--json/--human",
+        callback=_output_format,
+        help="Print JSON on stdout, or text [default: platforms.cli.outputFormat, human].",
+    ),
+]
 PreconditionsOption = Annotated[
     str | None,
     typer.Option(
@@ -163,15 +184,21 @@ def reindex(home: HomeOption = None, as_json: JsonOption = False) -> None:
     _print_index_report(report, as_json)
 
 
+def _timing(result: RouteResult) -> str:
+    """Routing time, and apart from it the loading a cold call paid (index, models)."""
+    routing = f"{result.latency_ms:.1f} ms"
+    return f"{routing} + {result.load_ms:.1f} ms loading" if result.load_ms > 0 else routing
+
+
 def _print_route(result: RouteResult) -> None:
     colour = {"hard": "green", "soft": "yellow", "passthrough": "dim"}[result.decision]
     if result.skill is None:
-        out.print(f"[dim]pass-through[/dim]: no skill matched ({result.latency_ms:.1f} ms)", markup=True)
+        out.print(f"[dim]pass-through[/dim]: no skill matched ({_timing(result)})", markup=True)
         return
     label = "pass-through, best guess" if result.decision == "passthrough" else result.decision
     out.print(
         f"[{colour}]{label}[/{colour}] [bold]{result.skill.id}[/bold]  confidence {result.confidence:.2f}, "
-        f"{result.method}, {result.latency_ms:.1f} ms",
+        f"{result.method}, {_timing(result)}",
         markup=True,
     )
     out.print(f"  {result.skill.description}", markup=False, soft_wrap=True)
@@ -210,7 +237,9 @@ def route(
         raise typer.BadParameter("give a MESSAGE or --queries FILE, not both or neither")
     pilot = _run(lambda: _pilot(home, store, preconditions=_preconditions(preconditions)))
     if queries is not None:
-        _route_batch(pilot, queries, trace)
+        passed_through = _route_batch(pilot, queries, trace)
+        if fail_on_passthrough and passed_through:
+            raise typer.Exit(EXIT_PASSTHROUGH)
         return
     assert message is not None
     result = _run(lambda: pilot.route(message, trace=trace))
@@ -224,7 +253,9 @@ def route(
         raise typer.Exit(EXIT_PASSTHROUGH)
 
 
-def _route_batch(pilot: SkillPilot, path: Path, trace: bool) -> None:
+def _route_batch(pilot: SkillPilot, path: Path, trace: bool) -> bool:
+    """Route every line of ``path``, one JSON result per line; True when any passed through."""
+    passed_through = False
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -238,7 +269,9 @@ def _route_batch(pilot: SkillPilot, path: Path, trace: bool) -> None:
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise _fail(f'line {number} of {path}: expected {{"id": ..., "query": "..."}}') from exc
         result = _run(functools.partial(pilot.route, query, trace=trace))
+        passed_through = passed_through or result.decision == "passthrough"
         sys.stdout.write(json.dumps({"id": item.get("id"), **result.to_dict()}, ensure_ascii=False) + "\n")
+    return passed_through
 
 
 def _bar(value: float, width: int = 20) -> str:

@@ -5,7 +5,7 @@ re-embedded; a skill gone from its folder is removed; a skill whose SKILL.md bec
 keeps its previous entry (and is reported), so one broken file never costs a working skill.
 Vectors are computed before the write starts, so the slow part never holds the index. An
 OntoSkills skill whose ``intents.json`` holds this encoder's model stores those vectors instead of
-being embedded (:func:`skillpilot.ontoskills.intents.precomputed_vectors`).
+being embedded (a loader's ``vectors``, :mod:`skillpilot.skills.loaders`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import numpy as np
 from ..encoders import Encoder
 from ..fingerprint import fingerprint
 from ..model import Fingerprint, IndexReport, Skill, SkippedFile
-from ..ontoskills.intents import precomputed_vectors
 from ..skills import load_skills
+from ..skills.loaders import shipped_vectors
 from . import IndexChanges, SkillStore, StoredSkill
 
 log = logging.getLogger(__name__)
@@ -168,8 +168,8 @@ def _vectors_for(
         owners: list[tuple[str, str]] = []
         grouped: dict[tuple[str, str], list[np.ndarray]] = {}
         for entry in todo:
-            # An OntoSkills skill may ship this model's vectors (intents.json): nothing to embed.
-            ready = precomputed_vectors(entry.skill, encoder.name, encoder.dim)
+            # A skill's format may ship this model's vectors (OntoSkills' intents.json): nothing to embed.
+            ready = shipped_vectors(entry.skill, encoder.name, encoder.dim)
             if ready is not None:
                 grouped[(entry.skill.root, entry.skill.key)] = list(ready)
                 continue

@@ -1,9 +1,9 @@
 """Find and read every skill under a set of roots.
 
-Input: roots, each a folder (searched recursively for files named exactly ``SKILL.md`` or
-``ontoskill.ttl``, never for JSON), a ``.json`` tool catalog, a single ``SKILL.md`` file (its
-folder is the root) or a single OntoSkills ``.ttl`` module. Modules are read by
-:mod:`skillpilot.ontoskills.reader` (a registry tree or an install folder indexes as is).
+Input: roots, each a folder (searched recursively for files named exactly ``SKILL.md`` or a
+registered format's file name, such as OntoSkills' ``ontoskill.ttl``; never for JSON), a
+``.json`` tool catalog, a single ``SKILL.md`` file (its folder is the root) or a single file of
+a registered format (``.ttl``). Formats are read by their loader (:mod:`.loaders`).
 Output: a :class:`LoadResult` with the skills, the files that were skipped and why, and the
 warnings about fields that were ignored.
 
@@ -34,8 +34,8 @@ from pathlib import Path
 
 from ..errors import SkillParseError
 from ..model import Skill, SkippedFile
-from ..ontoskills.reader import MODULE_FILE, read_ontoskill
 from .catalog import parse_tool_catalog
+from .loaders import Loader, loader_for_file, loader_for_root
 from .skillmd import read_skill_md
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,8 @@ class _Found:
     root_rank: int
     via_symlink: bool
     is_catalog: bool = False
-    is_module: bool = False
+    # A registered format's file (``skills.loaders``); None for a SKILL.md or a catalog.
+    loader: Loader | None = None
 
 
 def load_skills(
@@ -98,8 +99,8 @@ def load_skills(
             found.append(_Found(root, root.parent, rank, False, is_catalog=True))
         elif os.path.isfile(root) and root.name == SKILL_FILE:
             found.append(_Found(root, root.parent, rank, False))
-        elif os.path.isfile(root) and root.suffix.lower() == ".ttl":
-            found.append(_Found(root, root.parent, rank, False, is_module=True))
+        elif os.path.isfile(root) and (loader := loader_for_root(root)) is not None:
+            found.append(_Found(root, root.parent, rank, False, loader=loader))
         elif os.path.islink(root) and not os.path.exists(root):
             skipped.append(
                 SkippedFile(str(root), "is a broken symlink or a symlink loop: the folder cannot be reached")
@@ -128,8 +129,8 @@ def load_skills(
                 tools, bad = parse_tool_catalog(item.file)
                 skills.extend((item.root_rank, tool) for tool in tools)
                 skipped.extend(bad)
-            elif item.is_module:
-                modules, notes = read_ontoskill(item.file, item.root)
+            elif item.loader is not None:
+                modules, notes = item.loader.read(item.file, item.root)
                 skills.extend((item.root_rank, module) for module in modules)
                 warnings.extend(notes)
             else:
@@ -174,11 +175,11 @@ def _walk(
             skipped.append(SkippedFile(str(folder), f"cannot list this folder: {exc.strerror or exc}"))
             continue
         for entry in entries:
-            if entry.name in (SKILL_FILE, MODULE_FILE):
+            loader = loader_for_file(entry.name)
+            if entry.name == SKILL_FILE or loader is not None:
                 # Even a broken or folder-shaped SKILL.md is read, so its problem is reported.
                 linked = via_symlink or entry.is_symlink()
-                module = entry.name == MODULE_FILE
-                found.append(_Found(Path(entry.path), root, rank, linked, is_module=module))
+                found.append(_Found(Path(entry.path), root, rank, linked, loader=loader))
                 continue
             if entry.name in _PRUNED:
                 continue
