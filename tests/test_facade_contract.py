@@ -20,6 +20,7 @@ from skillpilot import SkillPilot
 from skillpilot.bench import BenchError as BenchErrorFromBench
 from skillpilot.cli import app
 from skillpilot.errors import BenchError, ConfigError, FeedbackError, SkillPilotError
+from skillpilot.market import Market, SearchFilters
 from skillpilot.retrieve.dense import DenseRetriever
 
 from .conftest import EXAMPLES, write_skill
@@ -158,3 +159,12 @@ def test_errors_for_bad_input_are_project_errors(isolated_home: Path, tmp_path: 
         pilot.feedback("liked", "merge PDF files", skill="pdf-merge")
     with pytest.raises(SkillPilotError, match="needs wrong="):
         pilot.feedback("corrected", "merge PDF files", skill="pdf-merge")
+
+
+def test_the_trust_tier_is_one_rule_for_routing_and_the_market(isolated_home: Path, tmp_path: Path) -> None:
+    pilot = SkillPilot(home=isolated_home, enable_semantic=False, trust_tiers={"pdf-merge": "official"})
+    pilot.index([_skills(tmp_path / "skills")])
+    assert "score multiplied by 1.20 (trust tier / preconditions)" in pilot.route("merge PDF files").reasons
+    official = Market(pilot).search("merge PDF files", 5, SearchFilters(trust_tiers=("official",)))
+    assert [h.skill.id for h in official] == ["pdf-merge"]
+    assert official[0].skill.trust_tier == "official"

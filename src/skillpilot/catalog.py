@@ -12,8 +12,9 @@ retriever scores it ``-1`` (found by words only), an encoder with no vectors at 
 and ``missing`` says so for ``explain`` and ``stats``. The generation is the snapshot's, so a
 catalog is never labelled newer than what it holds.
 
-The trust tier of a skill is :func:`trust_tier` everywhere (routing, MCP filters, dashboard):
-``trustTiers`` in config.yaml by skill id, else what the skill declares.
+The trust tier of a skill is :func:`trust_tier` everywhere (routing, MCP filters and OntoSkills
+views, dashboard, market listings): ``trustTiers`` in config.yaml by skill id, else what is
+declared for the skill.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ TRUST_MULTIPLIERS = {"local": 1.0, "official": 1.2, "verified": 1.0, "community"
 UNMET_PRECONDITION_MULTIPLIER = 0.7
 
 
-def trust_tier(skill: IndexedSkill, tiers: Mapping[str, str]) -> str:
-    """The skill's trust tier: the user's ``trustTiers`` entry for its id, else its own."""
-    return tiers.get(skill.id, skill.skill.trust_tier)
+def trust_tier(skill: IndexedSkill, tiers: Mapping[str, str], declared: str | None = None) -> str:
+    """The skill's trust tier: the user's ``trustTiers`` entry for its id, else what is declared
+    for it (``declared``: e.g. a market catalog file's entry), else its own."""
+    return tiers.get(skill.id, declared or skill.skill.trust_tier)
 
 
 def trust_multiplier(tier: str) -> float:

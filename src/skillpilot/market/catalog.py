@@ -43,6 +43,7 @@ from typing import Any
 
 import yaml
 
+from ..catalog import trust_tier
 from ..errors import ConfigError
 from ..model import TRUST_TIERS, IndexedSkill, Skill, TrustTier
 
@@ -158,8 +159,9 @@ def read_catalog_file(path: Path | None) -> CatalogFile:
     return CatalogFile(path, {str(k): v for k, v in skills.items()}, profiles)
 
 
-def listing_of(skill: IndexedSkill, catalog: CatalogFile) -> Listing:
-    """The skill's listing: frontmatter ``metadata`` first, the catalog file's entry over it."""
+def listing_of(skill: IndexedSkill, catalog: CatalogFile, tiers: Mapping[str, str]) -> Listing:
+    """The skill's listing: frontmatter ``metadata`` first, the catalog file's entry over it; the
+    trust tier as everywhere (``tiers``: the ``trustTiers`` setting, over both)."""
     values: dict[str, Any] = {"trust_tier": skill.skill.trust_tier}
     source = skill.skill
     for key, value in _frontmatter_fields(source):
@@ -172,6 +174,7 @@ def listing_of(skill: IndexedSkill, catalog: CatalogFile) -> Listing:
         if parsed is not None:
             values.update(parsed)
     values["private"] = source.private or bool(file_entry.get("private", False))
+    values["trust_tier"] = trust_tier(skill, tiers, values["trust_tier"])
     return Listing(**values)
 
 

@@ -108,7 +108,7 @@ def _from_installed(
         found = [(s, 0.0, "installed") for s in sorted(by_id.values(), key=lambda s: s.id)]
     results = []
     for skill, relevance, why in found:
-        listing = listing_of(skill, catalog)
+        listing = listing_of(skill, catalog, pilot.settings.trust_tiers)
         if filters.admits(skill.id, listing):
             item = public_projection(skill, listing).to_dict()
             results.append({**item, "path": skill.skill.path, "score": relevance, "explanation": [why]})

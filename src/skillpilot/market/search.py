@@ -129,7 +129,7 @@ class Market:
 
     def _build(self, key: tuple[int, tuple[int, int] | None], skills: list[IndexedSkill]) -> _State:
         catalog = read_catalog_file(self.catalog_path)
-        listings = [listing_of(s, catalog) for s in skills]
+        listings = [listing_of(s, catalog, self.pilot.settings.trust_tiers) for s in skills]
         public = [public_projection(s, listing) for s, listing in zip(skills, listings, strict=True)]
         heads: list[np.ndarray] = []
         dense: list[DenseRetriever] = []
@@ -317,7 +317,9 @@ class Market:
                 notes.append(f"folded near-duplicates: {', '.join(duplicates)}")
             hits.append(
                 MarketHit(
-                    skill=public_projection(current, listing_of(current, state.catalog)),
+                    skill=public_projection(
+                        current, listing_of(current, state.catalog, self.pilot.settings.trust_tiers)
+                    ),
                     score=round(candidate.score, 4),
                     relevance=round(candidate.relevance, 4),
                     similarity=candidate.similarity,

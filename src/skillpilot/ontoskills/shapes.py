@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import Stemmer
 
+from ..catalog import trust_tier
 from ..model import IndexedSkill
 from . import vocab
 from .reader import KnowledgeNode, OntoRecord, read_records
@@ -92,7 +93,7 @@ class OntoView:
 def view(indexed: IndexedSkill, tiers: Mapping[str, str] | None = None) -> OntoView:
     """``indexed`` as OntoMCP names it; ``tiers`` are per-skill overrides (``trustTiers`` config)."""
     skill = indexed.skill
-    tier = (tiers or {}).get(indexed.id, skill.trust_tier)
+    tier = trust_tier(indexed, tiers or {})
     onto: dict[str, Any] | None = (
         skill.metadata.get("ontoskills") if skill.source_kind == "ontoskill" else None
     )
