@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ import numpy as np
 from skillpilot import SkillPilot
 from skillpilot.decide import CONFIDENCE_FEATURES, Calibration, confidence_signals, decide
 from skillpilot.fuse import fuse, normalised
+from skillpilot.model import RetrieverId
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO.parent / "shared" / "bench"
@@ -49,7 +51,7 @@ class Example:
     suite: str
     query: dict[str, object]
     keys: list[str]
-    lists: dict[str, np.ndarray]
+    lists: Mapping[RetrieverId, np.ndarray]
     multipliers: np.ndarray
     labels: np.ndarray  # 1.0 where the skill is expected
 
@@ -72,7 +74,7 @@ def collect(home: Path) -> list[Example]:
     return examples
 
 
-def _design(example: Example, names: list[str]) -> np.ndarray:
+def _design(example: Example, names: list[RetrieverId]) -> np.ndarray:
     size = len(example.keys)
     columns = [
         normalised(n, example.lists[n]) if n in example.lists else np.zeros(size) for n in names
@@ -80,7 +82,7 @@ def _design(example: Example, names: list[str]) -> np.ndarray:
     return np.stack(columns, axis=1)
 
 
-def fit_fusion(examples: list[Example], names: list[str]) -> dict[str, float]:
+def fit_fusion(examples: list[Example], names: list[RetrieverId]) -> dict[str, float]:
     """Listwise softmax regression (gradient descent, L2) over in-scope examples."""
     data = [(_design(e, names), e.labels / e.labels.sum()) for e in examples if e.labels.any()]
     weights = np.zeros(len(names))
@@ -92,7 +94,7 @@ def fit_fusion(examples: list[Example], names: list[str]) -> dict[str, float]:
             p /= p.sum()
             grad += x.T @ (p - target)
         weights -= 0.5 * (grad / len(data) + L2 * weights)
-    return {n: float(w) for n, w in zip(names, weights, strict=True)}
+    return {str(n): float(w) for n, w in zip(names, weights, strict=True)}
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray) -> tuple[float, np.ndarray]:
@@ -126,7 +128,7 @@ def folds(examples: list[Example]) -> list[np.ndarray]:
     return np.array_split(order, FOLDS)
 
 
-def cross_validate(examples: list[Example], names: list[str]) -> dict[str, object]:
+def cross_validate(examples: list[Example], names: list[RetrieverId]) -> dict[str, object]:
     parts = folds(examples)
     oof_x = np.zeros((len(examples), len(CONFIDENCE_FEATURES)))
     oof_right = np.zeros(len(examples), dtype=bool)
@@ -192,7 +194,7 @@ def main() -> None:
     else:
         with tempfile.TemporaryDirectory() as tmp:
             examples = collect(Path(tmp))
-    names = sorted({n for e in examples for n in e.lists})
+    names = sorted({n for e in examples for n in e.lists}, key=str)
     cv = cross_validate(examples, names)
     print(json.dumps({"cross_validated": cv}, indent=2))
     weights = fit_fusion(examples, names)

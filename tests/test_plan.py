@@ -90,9 +90,11 @@ class _Counting:
         self.pilot = pilot
         self.routed: list[str] = []
 
-    def route(self, query: str, trace: bool = False) -> RouteResult:
+    def route(self, query: str, *, plan: bool, log: bool) -> RouteResult:
+        # A clause is routed explicitly as a piece of the message's decision: not planned, not logged.
+        assert (plan, log) == (False, False)
         self.routed.append(query)
-        return self.pilot.route(query, trace=trace)
+        return self.pilot.route(query, plan=plan, log=log)
 
 
 def test_only_messages_with_markers_route_their_clauses(pilot: SkillPilot) -> None:
@@ -111,7 +113,7 @@ class _Scripted:
     def __init__(self, answers: dict[str, tuple[str, float, float]]) -> None:
         self.answers = answers
 
-    def route(self, query: str, trace: bool = False) -> RouteResult:
+    def route(self, query: str, *, plan: bool, log: bool) -> RouteResult:
         skill, confidence, runner_up = self.answers[query]
         return RouteResult(
             query=query,

@@ -243,7 +243,7 @@ class Settings:
 
 def _check_override_names(overrides: Mapping[str, Any]) -> None:
     """An override must name a setting: a misspelt one is an error naming the closest ones."""
-    names = [f.name for f in fields(Settings) if f.name != "home"]
+    names = [f.name for f in fields(Settings)]
     for name in overrides:
         if name not in names:
             close = difflib.get_close_matches(name, names, n=3)

@@ -22,6 +22,7 @@ import typer
 from rich.table import Table
 
 from ..config import OPTIONS, Settings, config_template, default_home, resolve_settings
+from ..errors import FeedbackError, SkillPilotError
 from . import HomeOption, JsonOption, _fail, _pilot, _print_json, _run, err, out
 
 feedback_app = typer.Typer(
@@ -58,9 +59,12 @@ def conflicts(home: HomeOption = None, as_json: JsonOption = False) -> None:
 def _record(home: Path | None, as_json: bool, kind: str, query: str, **skills: str | None) -> None:
     pilot = _run(lambda: _pilot(home))
     try:
-        signal = _run(lambda: pilot.feedback(kind, query, **skills))
-    except ValueError as exc:
+        signal = pilot.feedback(kind, query, **skills)
+    except FeedbackError as exc:
+        # Missing or contradictory arguments: a usage error (exit 2), not a failure.
         raise typer.BadParameter(str(exc)) from exc
+    except SkillPilotError as exc:
+        raise _fail(str(exc)) from exc
     if not pilot.settings.feedback_enabled:
         err.print("warning: recorded, but feedback.enabled is false, so routing ignores it", markup=False)
     if as_json:
