@@ -12,6 +12,8 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
+from typing import Any
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -28,8 +30,9 @@ SECONDARY_PART_WEIGHT = 0.95
 _MARKDOWN_NOISE = re.compile(r"```.*?```|`|#+ |\*\*|__|\[(.*?)\]\(.*?\)", re.DOTALL)
 
 
-_controller: ThreadpoolController | None = None
-_controller_lock = threading.Lock()
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_restore: list[tuple[Any, int]] = []
 
 
 @contextmanager
@@ -37,14 +40,31 @@ def single_threaded_blas() -> Iterator[None]:
     """BLAS limited to one thread inside the block, as before it outside. Routing multiplies one
     query vector by the skill matrix: with several BLAS threads that small product spends more
     time synchronising than computing (10 ms instead of 0.1 ms on a busy 2-core machine). Scoped,
-    so a host process's own BLAS work keeps its threads."""
-    global _controller
-    with _controller_lock:
-        if _controller is None:
-            # Inspecting the loaded libraries takes milliseconds: once per process.
-            _controller = ThreadpoolController()
-    with _controller.limit(limits=1, user_api="blas"):
+    so a host process's own BLAS work keeps its threads; with several threads routing at once
+    the first one in sets the limit and the last one out restores it."""
+    global _blas_users
+    with _blas_lock:
+        if _blas_users == 0:
+            for library in _blas_libraries():
+                _blas_restore.append((library, library.num_threads))
+                library.set_num_threads(1)
+        _blas_users += 1
+    try:
         yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                while _blas_restore:
+                    library, threads = _blas_restore.pop()
+                    library.set_num_threads(threads)
+
+
+@cache
+def _blas_libraries() -> tuple[Any, ...]:
+    # Inspecting the loaded libraries takes milliseconds: once per process (numpy's BLAS is
+    # loaded with numpy, before any route).
+    return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
 
 
 def _readable_name(name: str) -> str:
