@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..omni.model import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, SourceName
 from . import SharedPilot, calls
+from .guard import error_response
 
 
 class _Body(BaseModel):
@@ -50,7 +51,7 @@ class PlanRequest(_Body):
 
 
 def _invalid(message: str) -> JSONResponse:
-    return JSONResponse({"error": {"type": "InvalidRequest", "message": message}}, status_code=400)
+    return error_response(400, "InvalidRequest", message)
 
 
 def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> APIRouter:
