@@ -204,7 +204,8 @@ def build_server(pilot: SkillPilot) -> MCPServer[Any]:
         skill: Annotated[str | None, Field(description="An installed skill's id.")] = None,
         path: Annotated[str | None, Field(description="A skill folder or SKILL.md to lint.")] = None,
     ) -> CallToolResult:
-        return _tool(lambda: shared(lambda p: _lint(p, skill, path)))
+        # Not under the routing lock: routes go on while a lint runs.
+        return _tool(lambda: _lint(shared, skill, path))
 
     @server.resource(
         "ontology://schema",
@@ -267,11 +268,11 @@ def _omni(pilot: SkillPilot, request: dict[str, Any]) -> CallToolResult:
     return _ok(answer)
 
 
-def _lint(pilot: SkillPilot, skill: str | None, path: str | None) -> CallToolResult:
+def _lint(shared: SharedPilot, skill: str | None, path: str | None) -> CallToolResult:
     if (skill is None) == (path is None):
         raise _Invalid("skill", "give exactly one of skill (an installed skill id) or path")
     try:
-        return _ok(calls.lint_report(pilot, skill=skill, path=path))
+        return _ok(calls.lint_report(shared, skill=skill, path=path))
     except ValueError as exc:
         raise _Invalid("path" if path is not None else "skill", str(exc)) from exc
 
