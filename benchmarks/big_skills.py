@@ -62,7 +62,10 @@ def main() -> None:
         started = time.perf_counter()
         index = subprocess.run(
             [sys.executable, "-m", "skillpilot", "index", str(root), "--json"],
-            env=env, capture_output=True, text=True, check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         seconds = time.perf_counter() - started
         peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -70,7 +73,10 @@ def main() -> None:
             raise SystemExit(f"index failed: {index.stderr}")
         routed = subprocess.run(
             [sys.executable, "-m", "skillpilot", "route", NEEDLE, "--json"],
-            env=env, capture_output=True, text=True, check=True,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         skill = (json.loads(routed.stdout).get("skill") or {}).get("id")
     result = {

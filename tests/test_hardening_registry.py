@@ -131,9 +131,7 @@ def test_installed_files_are_never_more_readable_than_their_source(tmp_path: Pat
     assert modes == {"ontoskill.ttl": 0o600, "package.json": 0o644}
 
 
-def test_files_downloaded_over_http_are_0644(
-    http_registry: tuple[Path, str, dict[str, str]], tmp_path: Path
-) -> None:
+def test_files_downloaded_over_http_are_0644(http_registry: tuple[Path, str, dict[str, str]], tmp_path: Path) -> None:
     root, url, _ = http_registry
     _write_registry(root, "packages/acme/tools/package.json")
     home = tmp_path / "home"

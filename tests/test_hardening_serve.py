@@ -135,7 +135,7 @@ def test_lone_surrogates_and_control_characters_in_a_body_get_an_answer(pilot: S
     with uvicorn_on_loopback(create_app(pilot)) as url:
         # A JSON string holding a lone surrogate is not Unicode text: refused, naming the field.
         for text in ('"commit \\ud800 my changes"', '"\\udfff"'):
-            status, answer = send(url, "POST", "/route", ('{"message": %s}' % text).encode())
+            status, answer = send(url, "POST", "/route", ('{"message": ' + text + "}").encode())
             assert status == 422 and _is_error(answer, "InvalidRequest")
             assert answer["error"]["details"][0]["field"] == "message"
         # NUL, bidi and control characters are text: routed.

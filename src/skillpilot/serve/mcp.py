@@ -32,7 +32,8 @@ with meaning matched too it is SkillPilot's ranking in the same result shape, ``
 Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
 message, argument?, allowed?}``, never a traceback; over stdio nothing but protocol is written
 to stdout (the SDK points fd 1 at stderr while it serves), and every line gets an answer: a lone
-surrogate reads as U+FFFD, malformed JSON-RPC gets a JSON-RPC error (:mod:`skillpilot.serve.stdio`). Needs the ``[mcp]`` extra.
+surrogate reads as U+FFFD, malformed JSON-RPC gets a JSON-RPC error (:mod:`skillpilot.serve.stdio`).
+Needs the ``[mcp]`` extra.
 """
 
 from __future__ import annotations
