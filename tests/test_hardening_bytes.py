@@ -285,3 +285,16 @@ def test_mcp_stdio_answers_lone_surrogates_and_malformed_json_rpc(pilot: SkillPi
     assert errors == [-32700, -32700, -32600]
     assert by_id[3]["error"]["code"] == -32600
     assert json.loads(by_id[4]["result"]["content"][0]["text"])["skill"]["id"] == "git-commit"
+
+
+@pytest.mark.parametrize(("indent", "how"), [("\t", "a tab"), ("  ", "spaces")])
+def test_an_indented_description_is_named_not_called_missing(tmp_path: Path, indent: str, how: str) -> None:
+    root = tmp_path / "skills"
+    (root / "deploy").mkdir(parents=True)
+    text = f"---\nname: deploy\n{indent}description: Use when the user deploys to production.\n---\nSteps.\n"
+    (root / "deploy" / "SKILL.md").write_text(text)
+    (skipped,) = load_skills([root]).skipped
+    assert skipped.reason == (
+        f"line 3: `description:` is indented with {how}, so YAML reads it as part of the line before: "
+        "start the line with `description:`"
+    )

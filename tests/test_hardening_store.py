@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -90,3 +91,15 @@ def test_store_files_are_private_in_a_private_home(tmp_path: Path) -> None:
     files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in home.iterdir() if p.name.endswith(("sqlite", "-wal"))}
     assert {"index.sqlite", "log.sqlite", "feedback.sqlite"} <= set(files)
     assert set(files.values()) == {0o600}, files
+
+
+def test_a_failing_read_is_a_store_error_too(tmp_path: Path) -> None:
+    home, root = tmp_path / "home", _catalog(tmp_path / "skills")
+    pilot = _pilot(home)
+    pilot.index([root])
+    # Another process damages the open index (here: drops the skills table).
+    sqlite3.connect(home / "index.sqlite").execute("DROP TABLE skills").connection.commit()
+    with pytest.raises(StoreError, match=r"index\.sqlite: index error \(no such table: skills\)"):
+        pilot.store.load()
+    with pytest.raises(StoreError):
+        pilot.store.count()
