@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -144,8 +144,10 @@ class SkillLint:
         return any(f.severity in FAILING for f in self.findings)
 
 
-def lint(pilot: SkillPilot) -> list[SkillLint]:
-    """Lint every skill in ``pilot``'s index; worst score first, then by id."""
+def lint(pilot: SkillPilot, progress: Callable[[int, int], None] | None = None) -> list[SkillLint]:
+    """Lint every skill in ``pilot``'s index; worst score first, then by id. ``progress(done,
+    total)`` is called after each skill (a background job reports it, and may stop there by
+    raising)."""
     skills = pilot.skills()
     closest = _closest_descriptions(pilot, skills)
     groups = {i: g for g in pilot.conflict_groups() for i in g.indices}
@@ -167,6 +169,8 @@ def lint(pilot: SkillPilot) -> list[SkillLint]:
         ]
         score = max(0.0, 100.0 - sum(f.penalty for f in findings))
         results.append(SkillLint(skill.id, skill.key, skill.skill.path, round(score, 1), tuple(findings)))
+        if progress is not None:
+            progress(index + 1, len(skills))
     results.sort(key=lambda r: (r.score, r.id))
     return results
 

@@ -78,7 +78,10 @@ def serve(
             soft_wrap=True,
         )
 
-    _run(lambda: http.serve(pilot, host=host, port=port, token=token, ready=ready))
+    def login(link: str) -> None:
+        err.print(f"Dashboard sign-in (one-time link, 10 minutes): {link}", markup=False, soft_wrap=True)
+
+    _run(lambda: http.serve(pilot, host=host, port=port, token=token, ready=ready, login=login))
 
 
 @hook_app.command("claude-code")

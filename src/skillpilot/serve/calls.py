@@ -3,6 +3,8 @@
     context(pilot, data)             -> omni-retrieval's OmniResult.to_json() for the seed's
                                         camelCase request (query, sessionId, graphSpace, ...)
     lint_report(pilot, skill, path)  -> {"skills": [SkillLint + failing], "failing", "skipped"}
+    lint_index(checker, progress)    -> the same for a whole index (the service's lint job)
+    lint_path(settings, path, progress) -> the same for the skills under a path
 
 Bad arguments raise ``ValueError`` (the surfaces turn it into their own error shape); an unknown
 skill id raises ``SkillNotFoundError``. ``lint_report`` never routes through the serving router:
@@ -15,10 +17,12 @@ whole index and only its own report is returned.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..config import Settings
 from ..lint import SkillLint, lint
 from ..omni import OmniRequest, omni_retrieve
 from ..router import SkillPilot
@@ -29,25 +33,40 @@ def context(pilot: SkillPilot, data: dict[str, Any]) -> dict[str, Any]:
     return omni_retrieve(OmniRequest.from_json(data), pilot.settings).to_json()
 
 
+def lint_settings(settings: Settings) -> Settings:
+    """Lint's settings: feedback and preconditions off, so that linting neither learns from nor
+    depends on this machine."""
+    return settings.with_overrides(preconditions=False, feedback_enabled=False)
+
+
 def lint_report(pilot: SkillPilot, skill: str | None = None, path: str | None = None) -> dict[str, Any]:
     """Lint one indexed skill (``skill``: an id, key or name) or the skills under ``path``."""
     if (skill is None) == (path is None):
         raise ValueError("give exactly one of skill (a skill id) or path (a skill folder or SKILL.md)")
-    settings = pilot.settings.with_overrides(preconditions=False, feedback_enabled=False)
-    if skill is not None:
-        target = pilot.get(skill)
-        # The serving router's own store (which may not be the home's SQLite file); not closed
-        # here, since closing a SkillPilot closes its store and the server keeps using it.
-        checker = SkillPilot(settings=settings, store=pilot.store)
-        return _report([r for r in lint(checker) if r.id == target.id], [])
-    folder = Path(str(path)).expanduser()
+    if skill is None:
+        return lint_path(pilot.settings, Path(str(path)))
+    target = pilot.get(skill)
+    # The serving router's own store (which may not be the home's SQLite file); not closed
+    # here, since closing a SkillPilot closes its store and the server keeps using it.
+    checker = SkillPilot(settings=lint_settings(pilot.settings), store=pilot.store)
+    return _report([r for r in lint(checker) if r.id == target.id], [])
+
+
+def lint_index(checker: SkillPilot, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Lint every skill in ``checker``'s index (a router with :func:`lint_settings`)."""
+    return _report(lint(checker, progress), [])
+
+
+def lint_path(settings: Settings, path: Path, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Index the skills under ``path`` into a scratch home and lint them against one another."""
+    folder = path.expanduser()
     if not folder.exists():
         raise ValueError(f"path {path} does not exist")
     with tempfile.TemporaryDirectory(prefix="skillpilot-lint-") as scratch:
-        checker = SkillPilot(settings=settings.with_overrides(home=Path(scratch)))
+        checker = SkillPilot(settings=lint_settings(settings).with_overrides(home=Path(scratch)))
         try:
             report = checker.index([folder], replace=True)
-            results = lint(checker)
+            results = lint(checker, progress)
         finally:
             checker.close()
     return _report(results, [asdict(s) for s in report.skipped])
