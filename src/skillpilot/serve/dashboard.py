@@ -8,7 +8,8 @@
                      "skipped": [{path, reason}]}
     GET /log         ?offset=&limit=&since=1h|ISO&surface=S&decision=D&q=TEXT -> {"entries":
                      [routing log entry], "total" (matching), "offset", "limit", "surfaces"}
-    GET /activity    ?window=hour|day -> {"window", "since", "bucket_seconds", "decisions":
+    GET /activity    ?window=hour|day -> {"window", "since", "bucket_seconds", "thresholds":
+                     {hard, soft}, "signed_in" (has the session cookie), "decisions":
                      {kind: n}, "surfaces": [{surface, count, p50, p95, p99, buckets: [{start,
                      count, p50, p95, p99}]}]}: routing time (``latency_ms``, never model or
                      index loading) by surface, overall and in 12 (hour) or 24 (day) slices
@@ -27,14 +28,14 @@ from dataclasses import asdict
 from importlib.resources import files
 from typing import Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.params import Depends
 from fastapi.responses import HTMLResponse, JSONResponse
 
 from ..model import IndexedSkill
 from ..routelog import LogFilter, iso, parse_since
 from ..router import SkillPilot
-from . import SharedPilot
+from . import SharedPilot, browser
 
 MAX_PAGE = 500
 DEFAULT_PAGE = 50
@@ -113,8 +114,9 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
         return shared(listing)
 
     @router.get("/activity", dependencies=list(guarded))
-    def activity(window: Literal["hour", "day"] = "hour") -> dict[str, Any]:
+    def activity(request: Request, window: Literal["hour", "day"] = "hour") -> dict[str, Any]:
         seconds, slices = WINDOWS[window]
+        settings = shared.pilot.settings
         now = time.time()
         since = now - seconds
         decisions, surfaces = shared(
@@ -124,6 +126,8 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
             "window": window,
             "since": iso(since),
             "bucket_seconds": seconds / slices,
+            "thresholds": {"hard": settings.hard_threshold, "soft": settings.soft_threshold},
+            "signed_in": browser.COOKIE in request.cookies,
             "decisions": {kind: decisions.get(kind, 0) for kind in ("hard", "soft", "passthrough")},
             "surfaces": [
                 {
