@@ -1,8 +1,9 @@
-"""``/docs`` with no network: Swagger UI from the ``swagger-ui-bundle`` wheel (a ``[server]``
-dependency), its assets served by the service itself under ``/docs/assets``.
+"""``/docs`` with no network: Swagger UI 5 (it reads FastAPI's OpenAPI 3.1) from the assets the
+``fastapi-offline`` wheel ships (a ``[server]`` dependency; only its files are used), served by
+the service itself under ``/docs/assets``.
 
 FastAPI's own ``/docs`` loads Swagger UI from a CDN and renders a blank page offline; ``/redoc``
-has no offline copy and is not served.
+is not served.
 """
 
 from __future__ import annotations
@@ -17,16 +18,16 @@ from fastapi.staticfiles import StaticFiles
 from ..errors import MissingExtraError
 
 try:
-    import swagger_ui_bundle
+    import fastapi_offline
 except ImportError as exc:
-    raise MissingExtraError("server", "`skillpilot serve`", "swagger-ui-bundle") from exc
+    raise MissingExtraError("server", "`skillpilot serve`", "fastapi-offline") from exc
 
 ASSETS = "/docs/assets"
 
 
 def add_docs(app: FastAPI) -> None:
     """Serve ``/docs`` for ``app`` (created with ``docs_url=None, redoc_url=None``)."""
-    app.mount(ASSETS, StaticFiles(directory=Path(swagger_ui_bundle.swagger_ui_path)), name="docs-assets")
+    app.mount(ASSETS, StaticFiles(directory=Path(fastapi_offline.__file__).parent / "static"), name="docs-assets")
 
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:
@@ -35,5 +36,5 @@ def add_docs(app: FastAPI) -> None:
             title=f"{app.title} API",
             swagger_js_url=f"{ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{ASSETS}/favicon-32x32.png",
+            swagger_favicon_url=f"{ASSETS}/favicon.png",
         )
