@@ -3,7 +3,7 @@
 The 294-skill test (the bench catalog) checks the page's geometry as a user sees it: the first
 screen at 1400x900 holds the try box, the decision mix, the percentiles and the newest routes;
 the whole page is at most three screens tall; nothing overflows sideways at 800 px; Chinese and
-Japanese text is drawn in a CJK font. Set ``SKILLPILOT_SCREENSHOTS=DIR`` to keep its screenshots.
+Japanese text is drawn in a CJK font. Set ``DASHBOARD_SCREENSHOTS=DIR`` to keep its screenshots.
 """
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ def test_first_screen_and_page_geometry_on_the_294_skill_index(
                 page.wait_for_selector("#catalog-pager:has-text('21–40 of 294')")
             page.screenshot(path=str(shots / f"dashboard-{viewport['width']}.png"))
             page.close()
-    keep = os.environ.get("SKILLPILOT_SCREENSHOTS")
+    keep = os.environ.get("DASHBOARD_SCREENSHOTS")
     if keep:
         shutil.copytree(shots, keep, dirs_exist_ok=True)
     print("page sizes (width, height) by viewport width:", sizes)
