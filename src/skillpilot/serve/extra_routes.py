@@ -15,6 +15,7 @@ skill 404. The routes call the library through the app's ``SharedPilot`` (one ca
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter
@@ -68,6 +69,10 @@ def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> API
     @router.post("/lint")
     def lint(body: LintRequest) -> Any:
         try:
+            if body.path is not None and body.skill is None:
+                # A path is linted in a scratch index of its own: nothing of the serving router's
+                # is needed, so routes go on meanwhile (POST /jobs/lint for a progress report).
+                return calls.lint_path(shared.pilot.settings, Path(body.path))
             return shared(lambda p: calls.lint_report(p, skill=body.skill, path=body.path))
         except ValueError as exc:
             return _invalid(str(exc))
