@@ -203,7 +203,8 @@ def quality_issues(skill: Skill, patterns: tuple[str, ...]) -> tuple[QualityIssu
             issues.append(
                 QualityIssue("long-description", "description is longer than 1024 characters (the SKILL.md limit)")
             )
-        if not skill.body.strip():
+        # A private skill's body is withheld by the loader; it is not missing.
+        if not skill.body.strip() and not skill.private:
             issues.append(QualityIssue("empty-body", "body is empty: add instructions below the frontmatter"))
         if not _NAME_RULE.match(skill.name) or len(skill.name) > 64:
             issues.append(QualityIssue(

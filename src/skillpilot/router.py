@@ -56,7 +56,7 @@ from .plan import plan_steps
 from .rank import Ranking, Scores, rank, score
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .routelog import RouteLog
-from .text import cap_query
+from .text import cap_query, clean_text
 
 logger = logging.getLogger(__name__)
 
@@ -374,7 +374,7 @@ class SkillPilot:
         correct / ignore); a correction takes ``wrong`` and ``right``, the others ``skill``.
         Skills are given by id, key or name; an unknown one raises ``SkillNotFoundError``.
         With ``feedback_enabled`` off the signal is still kept, and routing ignores it."""
-        signal = Signal.of(kind, query, skill=skill, wrong=wrong, right=right)
+        signal = Signal.of(kind, clean_text(query), skill=skill, wrong=wrong, right=right)
         catalog = self._catalog()
         canonical = Signal(
             signal.kind,
