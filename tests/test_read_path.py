@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from skillpilot import SkillPilot
+from skillpilot.cli import app
 from skillpilot.index import IndexChanges, SkillStore, StoredSkill, open_store
 
 from .conftest import write_skill
@@ -130,7 +132,7 @@ def test_routes_during_repeated_replaces_see_one_catalog_and_leave_no_orphans(
 
 
 def test_stats_counts_orphans_and_reindex_removes_them(
-    pilots: Callable[[], SkillPilot], roots: tuple[Path, Path]
+    pilots: Callable[[], SkillPilot], roots: tuple[Path, Path], store_target: str, isolated_home: Path
 ) -> None:
     old, _ = roots
     pilot = pilots()
@@ -139,6 +141,10 @@ def test_stats_counts_orphans_and_reindex_removes_them(
     (root, _key), array = next(iter(pilot.store.vectors(SPACE).items()))
     pilot.store.apply(IndexChanges(vectors={(root, "gone", SPACE): array}))
     assert pilot.stats().orphan_vectors == 1
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.yaml").write_text(f"embed:\n  provider: {SPEC}\n")
+    shown = CliRunner().invoke(app, ["stats", "--human", "--home", str(isolated_home), "--store", store_target])
+    assert "Orphan vectors: 1 of skills no longer indexed (run `skillpilot reindex`)" in shown.stdout
     pilot.reindex()
     assert pilot.stats().orphan_vectors == 0
     assert pilot.stats().skills == len(OLD)

@@ -147,8 +147,12 @@ class SkillPilot:
     ) -> IndexReport:
         """Add or refresh skill roots (folders of SKILL.md files, or JSON tool catalogs)."""
         # The models load on a second thread while the skills are read and fingerprinted (on
-        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading).
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool:
+        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading). Embedding runs
+        # with BLAS single-threaded, as routing does, so a vector is the same bits either way.
+        with (
+            single_threaded_blas(),
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool,
+        ):
             loading = pool.submit(lambda: self.encoders)
             return build_index(
                 self.store,
@@ -382,7 +386,8 @@ class SkillPilot:
             self.get(signal.skill).id,
             self.get(signal.wrong).id if signal.wrong else None,
         )
-        vectors = {r.encoder.name: r.encode(signal.query) for r in catalog.dense if r.reads(signal.query)}
+        with single_threaded_blas():
+            vectors = {r.encoder.name: r.encode(signal.query) for r in catalog.dense if r.reads(signal.query)}
         return self.feedback_store.record(canonical, vectors)
 
     def stats(self) -> Stats:

@@ -363,6 +363,12 @@ def stats(home: HomeOption = None, as_json: JsonOption = False) -> None:
     out.print(f"Embed provider: {data.embed_provider}", markup=False)
     out.print(f"Index: {data.index_path}", markup=False, soft_wrap=True)
     out.print(f"Model cache: {data.model_cache}", markup=False, soft_wrap=True)
+    for encoder, count in data.missing_vectors.items():
+        out.print(f"Missing vectors: {count} skills have none from {encoder} (run `skillpilot reindex`)",
+                  markup=False, soft_wrap=True)
+    if data.orphan_vectors:
+        out.print(f"Orphan vectors: {data.orphan_vectors} of skills no longer indexed (run `skillpilot reindex`)",
+                  markup=False, soft_wrap=True)
     if data.last_updated:
         import datetime
 
