@@ -29,7 +29,16 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .config import Settings, default_model_cache, load_settings
-from .conflicts import ConflictGroup, Resolution, detect_conflicts, group_of, promoted, resolve
+from .conflicts import (
+    ConflictGroup,
+    Resolution,
+    conflict_config,
+    detect_conflicts,
+    group_of,
+    groups_from,
+    promoted,
+    resolve,
+)
 from .decide import Calibration, confidence_signals, decide, shipped_calibration
 from .encoders import Encoder, get_encoder
 from .errors import SkillNotFoundError, StoreError
@@ -201,6 +210,7 @@ class SkillPilot:
                 texts_for=EMBEDDING,
                 replace_roots=replace,
                 progress=progress,
+                conflict_threshold=self.settings.conflict_threshold,
             )
 
     def reindex(self, progress: Progress | None = None) -> IndexReport:
@@ -232,7 +242,7 @@ class SkillPilot:
                 if skills
                 else np.zeros((0, encoder.dim), dtype=np.float32)
             )
-        conflicts = detect_conflicts(skills, descriptions, self.settings.conflict_threshold)
+        conflicts = self._conflict_groups(skills, descriptions)
         unmet = [
             unmet_preconditions(s.fingerprint.preconditions) if self.settings.preconditions else ()
             for s in skills
@@ -257,6 +267,20 @@ class SkillPilot:
         )
         self._catalog_cache = cached
         return cached
+
+    def _conflict_groups(self, skills: list[IndexedSkill], descriptions: list[np.ndarray]) -> list[ConflictGroup]:
+        """The groups the index stored for these skills and settings, else computed here (an
+        index built with another threshold or models, or before conflict graphs were stored)."""
+        threshold = self.settings.conflict_threshold
+        if not self.encoders:
+            return []
+        config = conflict_config([vector_space(e, EMBEDDING) for e in self.encoders], threshold)
+        graph = self.store.conflict_graph(pairs=False)
+        stored = groups_from(graph, skills) if graph is not None and graph.config == config else None
+        if stored is not None:
+            return stored
+        log.info("conflict groups computed at load (O(N^2)); `skillpilot reindex` stores them in the index")
+        return detect_conflicts(skills, descriptions, threshold)
 
     def _learned(self, catalog: _Catalog) -> Learned | None:
         """The feedback model for this catalog, re-fitted when a signal arrives (any process)."""

@@ -20,12 +20,13 @@ from typing import Protocol
 
 import numpy as np
 
+from ..conflicts import conflict_config, update_graph
 from ..encoders import Encoder
 from ..fingerprint import fingerprint
 from ..model import Fingerprint, IndexReport, Skill, SkippedFile
 from ..ontoskills.intents import precomputed_vectors
 from ..skills import load_skills
-from . import IndexChanges, SkillStore, StoredSkill
+from . import ConflictGraph, IndexChanges, SkillStore, StoredSkill
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +69,13 @@ def build_index(
     texts_for: TextsFor,
     replace_roots: bool = False,
     progress: Progress | None = None,
+    conflict_threshold: float | None = None,
 ) -> IndexReport:
     """Index ``paths`` (skill folders or tool catalogs) into ``store`` in one transaction.
 
     ``encoders`` is called once the skills are read, so a caller can load the models meanwhile.
-    ``replace_roots`` drops every known root not named in ``paths``.
+    ``replace_roots`` drops every known root not named in ``paths``. With ``conflict_threshold``
+    the conflict graph (``skillpilot.conflicts``) is brought up to date in the same write.
     """
     started = time.perf_counter()
     roots = [root_id(p) for p in paths]
@@ -123,6 +126,12 @@ def build_index(
         else []
     )
     vectors = _vectors_for(store, upserts, in_roots, models, texts_for, progress)
+    changed = bool(upserts or removed or dropped or vectors)
+    conflicts = (
+        _conflict_graph(store, upserts, gone, dropped, vectors, models, texts_for, conflict_threshold, progress)
+        if changed and models and conflict_threshold is not None
+        else None
+    )
     store.apply(
         IndexChanges(
             roots=tuple(roots),
@@ -132,6 +141,7 @@ def build_index(
             vectors=vectors,
             skipped=tuple(skipped),
             meta={"encoders": "+".join(e.name for e in models)},
+            conflicts=conflicts,
         )
     )
     return IndexReport(
@@ -188,6 +198,46 @@ def _vectors_for(
         for part in pool.map(embed, encoders):
             vectors.update(part)
     return vectors
+
+def _conflict_graph(
+    store: SkillStore,
+    upserts: Sequence[StoredSkill],
+    removed: set[tuple[str, str]],
+    dropped: Sequence[str],
+    vectors: dict[tuple[str, str, str], np.ndarray],
+    encoders: Sequence[Encoder],
+    texts_for: TextsFor,
+    threshold: float,
+    progress: Progress | None,
+) -> ConflictGraph | None:
+    """The conflict graph of the catalog this run leaves behind, updated from the stored one
+    (only new and edited skills are compared with the rest); None if a skill lacks a vector."""
+    catalog = {
+        (root, key): content
+        for root in store.roots()
+        if root not in dropped
+        for key, content in store.hashes(root).items()
+        if (root, key) not in removed
+    }
+    catalog.update({(s.skill.root, s.skill.key): s.skill.content_hash for s in upserts})
+    skills = [(root, key, catalog[(root, key)]) for root, key in sorted(catalog)]
+    spaces = [vector_space(e, texts_for) for e in encoders]
+    matrices = []
+    for space in spaces:
+        stored = store.vectors(space)
+        rows = [vectors.get((root, key, space), stored.get((root, key))) for root, key, _ in skills]
+        if any(row is None for row in rows):
+            return None
+        matrices.append(
+            np.stack([row[0] for row in rows if row is not None]) if rows else np.zeros((0, 1), dtype=np.float32)
+        )
+    if progress:
+        progress("updating conflict groups", 0, 1)
+    graph = update_graph(store.conflict_graph(), skills, matrices, threshold, conflict_config(spaces, threshold))
+    if progress:
+        progress("updating conflict groups", 1, 1)
+    return graph
+
 
 def embed_missing(
     store: SkillStore,
