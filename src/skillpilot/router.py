@@ -45,9 +45,8 @@ from .errors import SkillNotFoundError, StoreError
 from .feedback import Adjustment, FeedbackStore, Learned, Signal, learn
 from .fingerprint import unmet_preconditions
 from .fuse import Candidate, fuse, weight_for
-from .index import SkillStore, assign_ids
+from .index import SkillStore, assign_ids, open_store
 from .index.builder import Progress, build_index, embed_missing, vector_space
-from .index.sqlite import SQLiteStore
 from .model import (
     Alternative,
     IndexedSkill,
@@ -117,16 +116,20 @@ class SkillPilot:
     """Index skills and route messages to them. ``SkillPilot(home=..., **setting_overrides)``.
 
     ``surface`` labels this router's decisions in the routing log (``cli``, ``http``, ``mcp``,
-    ``hook`` ...; ``library`` by default)."""
+    ``hook`` ...; ``library`` by default). ``store`` is an open ``SkillStore`` or, like the
+    ``store`` setting (``index.store``, ``SKILLPILOT_STORE``), a SQLite path or PostgreSQL URL."""
 
     def __init__(
         self,
         home: Path | str | None = None,
         settings: Settings | None = None,
-        store: SkillStore | None = None,
+        store: SkillStore | str | None = None,
         surface: str = "library",
         **overrides: Any,
     ) -> None:
+        if isinstance(store, str):
+            overrides["store"] = store
+            store = None
         if settings is None:
             settings = load_settings(Path(home).expanduser() if home else None, **overrides)
         elif overrides:
@@ -150,7 +153,7 @@ class SkillPilot:
     @property
     def store(self) -> SkillStore:
         if self._store is None:
-            self._store = SQLiteStore(self.settings.index_path)
+            self._store = open_store(self.settings.store or self.settings.index_path)
         return self._store
 
     @property
@@ -675,7 +678,7 @@ class SkillPilot:
             low_quality=tuple(s.id for s in skills if s.fingerprint.quality_issues),
             last_updated=float(last) if last else None,
             embed_provider=self.settings.embed_provider if self.settings.enable_semantic else "off",
-            index_path=str(self.settings.index_path),
+            index_path=str(getattr(self.store, "path", self.settings.index_path)),
             model_cache=str(default_model_cache()),
         )
 

@@ -44,7 +44,7 @@ def lint_report(pilot: SkillPilot, skill: str | None = None, path: str | None = 
     if not folder.exists():
         raise ValueError(f"path {path} does not exist")
     with tempfile.TemporaryDirectory(prefix="skillpilot-lint-") as scratch:
-        checker = SkillPilot(settings=settings.with_overrides(home=Path(scratch)))
+        checker = SkillPilot(settings=settings.with_overrides(home=Path(scratch), store=""))
         try:
             report = checker.index([folder], replace=True)
             results = lint(checker)
