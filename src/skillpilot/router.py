@@ -17,6 +17,7 @@ reloaded only when the store's generation changes, so a long-lived router stays 
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -40,7 +41,7 @@ from .conflicts import (
     resolve,
 )
 from .decide import Calibration, confidence_signals, decide, shipped_calibration
-from .encoders import Encoder, get_encoder
+from .encoders import Encoder, encoder_key, get_encoder
 from .errors import SkillNotFoundError, StoreError
 from .feedback import Adjustment, FeedbackStore, Learned, Signal, learn
 from .fingerprint import unmet_preconditions
@@ -203,17 +204,24 @@ class SkillPilot:
     ) -> IndexReport:
         """Add or refresh skill roots (folders of SKILL.md files, or JSON tool catalogs)."""
         # The models load on a second thread while the skills are read and fingerprinted (on
-        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading).
+        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading), unless the index
+        # knows the encoders' names: then they load only if something needs embedding.
+        specs = self.settings.encoder_specs if self.settings.enable_semantic else ()
+        keys = [encoder_key(spec, self.settings) for spec in specs]
+        recorded = dict(json.loads(self.store.meta("encoder_keys") or "[]"))
+        names = [recorded[k] for k in keys] if all(k in recorded for k in keys) else None
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool:
-            loading = pool.submit(lambda: self.encoders)
+            loading = pool.submit(lambda: self.encoders) if names is None else None
             return build_index(
                 self.store,
                 [Path(p) for p in paths],
-                encoders=loading.result,
+                encoders=loading.result if loading else lambda: self.encoders,
                 texts_for=EMBEDDING,
                 replace_roots=replace,
                 progress=progress,
                 conflict_threshold=self.settings.conflict_threshold,
+                encoder_names=names,
+                encoder_keys=keys,
             )
 
     def reindex(self, progress: Progress | None = None) -> IndexReport:
