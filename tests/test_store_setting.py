@@ -60,7 +60,9 @@ def test_every_way_of_naming_the_store_reaches_commands_that_had_no_flag(
 
 
 def test_a_postgresql_store_from_the_environment_serves_stats_and_routes(
-    tmp_path: Path, keyword_only: dict[str, str], postgres_url: str  # noqa: F811
+    tmp_path: Path,
+    keyword_only: dict[str, str],
+    postgres_url: str,  # noqa: F811
 ) -> None:
     url = fresh_database(postgres_url, "store_setting")
     env = {**keyword_only, "SKILLPILOT_STORE": url}

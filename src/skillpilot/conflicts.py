@@ -308,13 +308,25 @@ def _declared_evidence(hit: FastHit | None) -> tuple[list[str], list[str]]:
     return triggers, prefers
 
 
-def _own_words(query: str, member: IndexedSkill, rivals: Sequence[IndexedSkill]) -> list[str]:
+class Vocabularies:
+    """Each skill's routing words (name, description, keywords), tokenized on first use and kept
+    for the catalog's lifetime, so a contest does not re-tokenize its members on every route."""
+
+    def __init__(self, skills: Sequence[IndexedSkill]) -> None:
+        self._skills = skills
+        self._words: dict[int, frozenset[str]] = {}
+
+    def __call__(self, index: int) -> frozenset[str]:
+        words = self._words.get(index)
+        if words is None:
+            skill = self._skills[index]
+            text = " ".join((skill.name.replace("-", " "), skill.skill.description, *skill.fingerprint.keywords))
+            words = self._words[index] = frozenset(tokenize(text))
+        return words
+
+
+def _own_words(query: str, member: int, rivals: Sequence[int], vocabulary: Vocabularies) -> list[str]:
     """Query words that this member's name, description or keywords use and no rival's do."""
-
-    def vocabulary(skill: IndexedSkill) -> set[str]:
-        text = " ".join((skill.name.replace("-", " "), skill.skill.description, *skill.fingerprint.keywords))
-        return set(tokenize(text))
-
     theirs = set().union(*(vocabulary(r) for r in rivals)) if rivals else set()
     mine = vocabulary(member) - theirs
     seen: dict[str, str] = {}
@@ -333,9 +345,11 @@ def resolve(
     evidence: Sequence[FastHit],
     prefer: Mapping[str, str],
     learned: Adjustment | None = None,
+    vocabulary: Vocabularies | None = None,
 ) -> Resolution | None:
     """Settle the contest around ``candidates[0]``; None when its group has no other member in
-    the race. ``evidence`` is every fast-path match of the message, however weak."""
+    the race. ``evidence`` is every fast-path match of the message, however weak; ``vocabulary``
+    (one per catalog) keeps the members' words between routes."""
     if not candidates:
         return None
     group = groups.get(candidates[0].index)
@@ -350,15 +364,16 @@ def resolve(
         if loser in by_id and preferred in by_id:
             return _resolution(by_id[preferred], racing, ids, f"your rule prefer: {{{loser}: {preferred}}}")
 
+    words_of = vocabulary or Vocabularies(skills)
     best = racing[0].score
     contenders = [c for c in racing if best - c.score <= CONTEST_MARGIN]
     hits = {h.index: h for h in evidence}
     said: dict[int, tuple[list[str], list[str]]] = {}
     for c in contenders:
         triggers, prefers = _declared_evidence(hits.get(c.index))
-        rivals = [skills[r.index] for r in racing if r.index != c.index]
+        rivals = [r.index for r in racing if r.index != c.index]
         covered = {t for phrase in (*triggers, *prefers) for t in tokenize(phrase)}
-        words = [w for w in _own_words(query, skills[c.index], rivals) if tokenize(w)[0] not in covered]
+        words = [w for w in _own_words(query, c.index, rivals, words_of) if tokenize(w)[0] not in covered]
         said[c.index] = (triggers, prefers + words)
 
     def learned_for(index: int) -> float:

@@ -125,9 +125,14 @@ def _ranks_of(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
     equal = np.empty(len(values), dtype=np.int64)
     equal[order] = reached_by[1:] - beaten_by[1:]
     ranks = greater + 1
-    for n in np.flatnonzero(equal > 1).tolist():
-        # Equal scores rank by catalog position (rare: copies of one text score alike).
-        ranks[n] += np.count_nonzero(scores[: positions[n]] == values[n])
+    tied = np.flatnonzero(equal > 1)
+    if len(tied):
+        # Equal scores rank by catalog position (copies of one text score alike): count the
+        # equal ones before each skill among the few skills holding a tied value.
+        holders = np.flatnonzero(np.isin(scores, values[tied]))
+        held = scores[holders]
+        for n in tied.tolist():
+            ranks[n] += np.count_nonzero((held == values[n]) & (holders < positions[n]))
     return ranks
 
 
@@ -148,7 +153,7 @@ def rrf_pool(
     at most ``voters / (k + depth + 1)``; skills that could still beat the pool's last member are
     scored exactly; the depth doubles until that bound falls below the pool's last score."""
     size = len(next(iter(lists.values())))
-    depth = min(size, max(4 * pool, 64))
+    depth = min(size, max(10 * pool, 64))
     while True:
         tops = {name: top_order(scores, depth) for name, scores in lists.items()}
         known: dict[int, list[tuple[str, int]]] = {}

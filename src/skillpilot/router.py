@@ -33,6 +33,7 @@ from .config import Settings, default_model_cache, load_settings
 from .conflicts import (
     ConflictGroup,
     Resolution,
+    Vocabularies,
     conflict_config,
     detect_conflicts,
     group_of,
@@ -111,6 +112,7 @@ class _Catalog:
     unmet: list[tuple[str, ...]]
     conflicts: list[ConflictGroup]
     conflict_of: dict[int, ConflictGroup]
+    vocabulary: Vocabularies
 
 
 class SkillPilot:
@@ -275,6 +277,7 @@ class SkillPilot:
             unmet=unmet,
             conflicts=conflicts,
             conflict_of=group_of(conflicts),
+            vocabulary=Vocabularies(skills),
         )
         self._catalog_cache = cached
         return cached
@@ -447,6 +450,7 @@ class SkillPilot:
             catalog.fast.match(query) if catalog.fast else [],
             self.settings.prefer,
             scored.learned,
+            catalog.vocabulary,
         )
         fused = candidates
         if resolution is not None:
