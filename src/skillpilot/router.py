@@ -35,9 +35,9 @@ from .encoders import Encoder, get_encoder
 from .errors import SkillNotFoundError, StoreError
 from .feedback import Adjustment, FeedbackStore, Learned, Signal, learn
 from .fingerprint import unmet_preconditions
-from .fuse import Candidate, fuse, weight_for
+from .fuse import POOL_SIZE, Candidate, fuse, weight_for
 from .index import SkillStore, assign_ids
-from .index.builder import Progress, build_index, embed_missing, vector_space
+from .index.builder import Progress, build_index, embed_missing, root_id, vector_space
 from .index.sqlite import SQLiteStore
 from .model import (
     Alternative,
@@ -278,13 +278,17 @@ class SkillPilot:
         return TRUST_MULTIPLIERS.get(tier, 1.0)
 
     # -- routing ----------------------------------------------------------------------------
-    def score_lists(self, query: str) -> Scored:
+    def score_lists(self, query: str, allowed: np.ndarray | None = None) -> Scored:
         """Every retriever's score for every skill (catalog order), the fast-path hits, the
-        query's vectors and which path answered. Public for calibration and benchmarks."""
+        query's vectors and which path answered. Public for calibration and benchmarks.
+        ``allowed`` (a mask over the catalog) keeps other skills' trigger phrases from taking
+        the fast path."""
         catalog = self._catalog()
         size = len(catalog.skills)
         fast_hits = [
-            h for h in (catalog.fast.match(query) if catalog.fast else []) if h.score >= FAST_EVIDENCE_SCORE
+            h
+            for h in (catalog.fast.match(query) if catalog.fast else [])
+            if h.score >= FAST_EVIDENCE_SCORE and (allowed is None or allowed[h.index])
         ]
         lists: dict[str, np.ndarray] = {}
         vectors: dict[str, np.ndarray] = {}
@@ -339,11 +343,12 @@ class SkillPilot:
             return False
         return bm25 is None or int(np.argmax(bm25)) in triggered
 
-    def _rank(self, query: str) -> tuple[_Catalog, list[Candidate], Scored]:
+    def _rank(self, query: str, roots: Sequence[str] | None = None) -> tuple[_Catalog, list[Candidate], Scored]:
         catalog = self._catalog()
         if not catalog.skills:
             return catalog, [], Scored({}, [], "no-match", {})
-        scored = self.score_lists(query)
+        allowed = _under(catalog, roots) if roots is not None else None
+        scored = self.score_lists(query, allowed)
         multipliers = catalog.multipliers
         learned = self._learned(catalog)
         if learned is not None:
@@ -363,17 +368,29 @@ class SkillPilot:
             weights = self.calibration.fusion_weights
             everyone = fuse(scored.lists, weights, multipliers, pool=len(catalog.skills))
             candidates = [c for c in everyone if c.index in keep]
+        if allowed is not None:
+            # Scores stay those of the whole catalog (what the calibration knows); the pool is
+            # widened to every skill so that the roots' best skills are in it, then cut back.
+            everyone = fuse(scored.lists, self.calibration.fusion_weights, multipliers, pool=len(catalog.skills))
+            candidates = [c for c in everyone if allowed[c.index]][:POOL_SIZE]
         if not candidates:
             scored.method = "no-match"
         return catalog, candidates, scored
 
-    def route(self, query: str, trace: bool = False, surface: str | None = None) -> RouteResult:
+    def route(
+        self,
+        query: str,
+        trace: bool = False,
+        surface: str | None = None,
+        roots: Sequence[str] | None = None,
+    ) -> RouteResult:
         """Pick the skill for ``query``; always one ``RouteResult`` (pass-through is a result).
         The trace is included when asked for or when the ``debug`` setting is on. The decision
         is appended to the routing log (``log.enabled``) under ``surface`` (default: the
         router's own); a clause routed while planning is part of its message's decision and
-        is not."""
-        result = self._route(query, trace)
+        is not. ``roots`` limits the choice to skills indexed under those folders (an agent
+        host that offers only some of them)."""
+        result = self._route(query, trace, roots)
         if self.settings.log_enabled and not in_single_steps():
             try:
                 self.route_log.record(result, surface or self.surface)
@@ -383,11 +400,11 @@ class SkillPilot:
                 log.warning("%s", exc)
         return result
 
-    def _route(self, query: str, trace: bool) -> RouteResult:
+    def _route(self, query: str, trace: bool, roots: Sequence[str] | None = None) -> RouteResult:
         started = time.perf_counter()
         trace = trace or self.settings.debug
         query = cap_query(query)
-        catalog, candidates, scored = self._rank(query)
+        catalog, candidates, scored = self._rank(query, roots)
         method, fast_hits, lists = scored.method, scored.fast_hits, scored.lists
         if not candidates:
             return RouteResult(
@@ -654,6 +671,12 @@ class SkillPilot:
             index_path=str(self.settings.index_path),
             model_cache=str(default_model_cache()),
         )
+
+
+def _under(catalog: _Catalog, roots: Sequence[str]) -> np.ndarray:
+    """Which of the catalog's skills were indexed under one of ``roots`` (named as the store does)."""
+    wanted = {root_id(Path(r)) for r in roots}
+    return np.array([s.skill.root in wanted for s in catalog.skills], dtype=bool)
 
 
 def _ref(skill: IndexedSkill) -> SkillRef:
