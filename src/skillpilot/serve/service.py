@@ -104,13 +104,12 @@ def status(home: Path, timeout: float = 2.0) -> ServiceStatus:
 def start(home: Path, port: int = 0, timeout: float = START_TIMEOUT) -> tuple[ServiceStatus, bool]:
     """Start the home's service unless one runs or is starting; wait until it answers. Returns its
     status and whether this call started it. Raises ``ServiceError`` if it dies or never answers."""
-    if not start_service(str(home), port=port):
-        return status(home), False
+    started = start_service(str(home), port=port)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         current = status(home)
         if current.running:
-            return current, True
+            return current, started
         if not current.starting:
             raise ServiceError(home, f"it stopped while starting; the end of {home / SERVICE_LOG}:\n{_log_tail(home)}")
         time.sleep(POLL_SECONDS)
