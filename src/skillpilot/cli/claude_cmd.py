@@ -18,7 +18,8 @@ from typing import Annotated, Any
 import typer
 
 from ..config import default_home
-from . import HomeOption, JsonOption, _print_json, _run, out
+from ..model import IndexReport
+from . import HomeOption, JsonOption, _pilot, _print_json, _run, out
 
 service_app = typer.Typer(help="Run the resident service in the background (one per home).", no_args_is_help=True)
 setup_app = typer.Typer(help="Install SkillPilot into an agent host.", no_args_is_help=True)
@@ -133,9 +134,12 @@ def setup_claude_code(
 
     path = setup.settings_path(project.absolute() if project else None)
     report = _run(lambda: setup.uninstall(path) if uninstall else setup.install(path, _home(home)))
+    indexed = None if uninstall else _run(lambda: _index_user_skills(_home(home)))
     if as_json:
-        _print_json({**asdict(report), "uninstalled": uninstall})
+        _print_json({**asdict(report), "uninstalled": uninstall, "indexed": asdict(indexed) if indexed else None})
         return
+    if indexed is not None:
+        out.print(f"indexed {indexed.total} skills from {indexed.roots[0]}", soft_wrap=True)
     if not report.changed:
         out.print(f"{path}: already {'without' if uninstall else 'with'} SkillPilot's hooks", soft_wrap=True)
     elif uninstall:
@@ -147,6 +151,24 @@ def setup_claude_code(
             "the service starts with the next Claude Code session; `skillpilot doctor` checks it all",
             soft_wrap=True,
         )
+
+
+def _index_user_skills(home: Path) -> IndexReport | None:
+    """Index Claude Code's user skills when the index does not hold them yet, so that the first
+    session's service has them (it would otherwise index them on the first prompt)."""
+    from ..adapters.claude_code import claude_home
+    from ..index.builder import root_id
+
+    folder = claude_home() / "skills"
+    if not folder.is_dir():
+        return None
+    pilot = _pilot(home)
+    try:
+        if root_id(folder) in pilot.store.roots():
+            return None
+        return pilot.index([folder])
+    finally:
+        pilot.close()
 
 
 def doctor(project: ProjectOption = None, home: HomeOption = None, as_json: JsonOption = False) -> None:
