@@ -199,6 +199,55 @@ def test_the_model_choosing_another_skill_is_sent_as_an_implicit_correction(tmp_
     ]
 
 
+def transcript_line(kind: str, content: object, **extra: object) -> str:
+    """One line of a Claude Code transcript (the JSON lines file a hook gets as transcript_path)."""
+    return json.dumps({"type": kind, "message": {"role": kind, "content": content}, **extra})
+
+
+def test_the_stop_hook_reads_the_skill_from_the_transcript(tmp_path: Path, claude_home: Path) -> None:
+    transcript = tmp_path / "transcript.jsonl"
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Skill", "input": {"skill": "changelog-writer"}}
+    transcript.write_text(
+        "\n".join(
+            [
+                transcript_line("user", "commit my changes"),
+                transcript_line(
+                    "assistant",
+                    [{"type": "tool_use", "id": "toolu_0", "name": "Skill", "input": {"skill": "git-commit"}}],
+                ),
+                transcript_line("user", "write release notes for this version"),
+                transcript_line("assistant", [{"type": "text", "text": "I'll use the changelog skill."}, use]),
+                transcript_line("user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Launching"}]),
+                transcript_line("user", [{"type": "text", "text": "# Changelog writer ..."}], isMeta=True),
+                transcript_line(
+                    "assistant",
+                    [{"type": "tool_use", "id": "toolu_2", "name": "Skill", "input": {"skill": "meeting-notes"}}],
+                ),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    pilot = indexed(tmp_path / "home")
+    sent: list[Any] = []
+    pilot.feedback = lambda *a, **k: sent.append((a, k))  # type: ignore[method-assign]
+    stop = json.dumps(
+        {"session_id": SESSION, "cwd": str(tmp_path), "hook_event_name": "Stop", "transcript_path": str(transcript)}
+    )
+    with service(pilot):
+        run_hook(pilot.settings.home, prompt_payload("write release notes for this version", tmp_path))
+        ended = run_hook(pilot.settings.home, stop)
+        # PostToolUse fired as well (newer Claude Code): the prompt's one signal is already taken.
+        run_hook(pilot.settings.home, tool_payload("changelog-writer", tmp_path))
+    assert (ended.returncode, ended.stdout, ended.stderr) == (0, "", "")
+    assert sent == [
+        (
+            ("correct", "write release notes for this version"),
+            {"skill": None, "wrong": "git-commit", "right": "changelog-writer", "implicit": True},
+        )
+    ]
+
+
 def test_with_log_queries_off_no_prompt_is_kept_and_nothing_is_learned(tmp_path: Path, claude_home: Path) -> None:
     pilot = indexed(tmp_path / "home", log_queries="off")
     sent: list[Any] = []

@@ -40,6 +40,7 @@ def ours(home: Path) -> dict[str, list[object]]:
         "SessionStart": [{"hooks": [entry]}],
         "UserPromptSubmit": [{"hooks": [entry]}],
         "PostToolUse": [{"matcher": "Skill", "hooks": [entry]}],
+        "Stop": [{"hooks": [entry]}],
     }
 
 
@@ -62,6 +63,7 @@ def test_setup_merges_keeps_the_rest_is_idempotent_and_uninstalls_only_its_own(c
             "UserPromptSubmit": USER_SETTINGS["hooks"]["UserPromptSubmit"] + mine["UserPromptSubmit"],  # type: ignore[index]
             "PostToolUse": USER_SETTINGS["hooks"]["PostToolUse"] + mine["PostToolUse"],  # type: ignore[index]
             "SessionStart": mine["SessionStart"],
+            "Stop": mine["Stop"],
         },
     }
     words = shlex.split(report["command"])
@@ -86,6 +88,7 @@ def test_setup_into_a_project_creates_its_settings(tmp_path: Path, claude: Path)
         "SessionStart",
         "UserPromptSubmit",
         "PostToolUse",
+        "Stop",
     }
     assert not (claude / "settings.json").exists()
     assert claude_code_setup.uninstall(path).changed and json.loads(path.read_text(encoding="utf-8")) == {}
@@ -121,11 +124,11 @@ def test_doctor_reports_what_claude_code_gets(tmp_path: Path) -> None:
     assert report["service"]["running"] is False
     assert report["hooks"]["project"] == {
         "settings": str(settings),
-        "events": ["PostToolUse", "SessionStart", "UserPromptSubmit"],
+        "events": ["PostToolUse", "SessionStart", "Stop", "UserPromptSubmit"],
         "missing": [],
         "problems": [],
     }
-    assert report["hooks"]["user"]["missing"] == ["SessionStart", "UserPromptSubmit", "PostToolUse"]
+    assert report["hooks"]["user"]["missing"] == ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"]
     assert report["offered"]["roots"] == [str(EXAMPLES / "skills")]
     assert "git-commit" in report["offered"]["skills"] and len(report["offered"]["skills"]) == 16
     assert report["ok"] is False  # no service runs

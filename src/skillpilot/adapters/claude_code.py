@@ -10,6 +10,8 @@ hook prints, or None to print nothing.
                               (:func:`hook_context`), a pass-through prints nothing
     PostToolUse (tool Skill)  the skill the model invoked, tied to the session's last routed
                               prompt: an implicit confirm or correction (:func:`implicit_signal`)
+    Stop                      the same, read from the turn's transcript (for Claude Code versions
+                              whose Skill tool fires no PostToolUse); whichever comes first counts
 
 Which skills Claude Code offers (:func:`offered_roots`): the user's ``~/.claude/skills``, the
 project's ``<cwd>/.claude/skills``, and the ``skills/`` of every enabled plugin, found from Claude
@@ -199,7 +201,13 @@ class ClaudeCodeHooks:
         if event == EVENT:
             return self._prompt(payload, cwd)
         if event == "PostToolUse" and payload.get("tool_name") == "Skill":
-            return self._skill_used(payload, cwd)
+            return self._skill_used(payload.get("session_id"), _invoked(payload.get("tool_input")), cwd)
+        if event == "Stop":
+            # Some Claude Code versions fire no PostToolUse for the Skill tool
+            # (anthropics/claude-code#47307); the turn's transcript says which skill the model invoked.
+            transcript = payload.get("transcript_path")
+            invoked = skill_in_transcript(Path(transcript)) if isinstance(transcript, str) else None
+            return self._skill_used(payload.get("session_id"), invoked, cwd)
         return {"output": None}
 
     def _prompt(self, payload: Mapping[str, Any], cwd: Path | None) -> dict[str, Any]:
@@ -229,10 +237,7 @@ class ClaudeCodeHooks:
             while len(self._sessions) > MAX_SESSIONS:
                 self._sessions.popitem(last=False)
 
-    def _skill_used(self, payload: Mapping[str, Any], cwd: Path | None) -> dict[str, Any]:
-        tool_input = payload.get("tool_input")
-        invoked_name = tool_input.get("skill") or tool_input.get("command") if isinstance(tool_input, dict) else None
-        session = payload.get("session_id")
+    def _skill_used(self, session: Any, invoked_name: Any, cwd: Path | None) -> dict[str, Any]:
         with self._lock:
             # The first Skill call after a prompt is the model's answer to it; later ones are not.
             last = self._sessions.pop(session, None) if isinstance(session, str) else None
@@ -276,6 +281,49 @@ class ClaudeCodeHooks:
         if todo:
             report = self.run(lambda p: p.index(todo))
             log.info("indexed %s: %d added, %d updated", ", ".join(todo), report.added, report.updated)
+
+
+def skill_in_transcript(path: Path, tail_bytes: int = 1 << 20) -> str | None:
+    """The first skill the model invoked with the Skill tool after the last prompt the user typed,
+    read from the end of a Claude Code transcript (JSON lines); None if it invoked none."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - tail_bytes))
+            lines = handle.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    invoked: str | None = None
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # the first line of the tail may be cut
+        if not isinstance(entry, dict):
+            continue
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if entry.get("type") == "user" and not entry.get("isMeta") and _typed_by_user(content):
+            invoked = None
+        elif entry.get("type") == "assistant" and invoked is None and isinstance(content, list):
+            for item in content:
+                if isinstance(item, dict) and item.get("type") == "tool_use" and item.get("name") == "Skill":
+                    invoked = _invoked(item.get("input"))
+                    break
+    return invoked
+
+
+def _invoked(tool_input: Any) -> str | None:
+    """The skill a Skill tool call names (``skill``; ``command`` in older Claude Code versions)."""
+    name = tool_input.get("skill") or tool_input.get("command") if isinstance(tool_input, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _typed_by_user(content: Any) -> bool:
+    """A user prompt, not a tool result (which the transcript also records as a user message)."""
+    if isinstance(content, str):
+        return True
+    results = (isinstance(item, dict) and item.get("type") == "tool_result" for item in content or ())
+    return isinstance(content, list) and not any(results)
 
 
 def _signature(root: str) -> tuple[tuple[str, int], ...]:

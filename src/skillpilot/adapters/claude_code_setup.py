@@ -9,6 +9,7 @@ The hooks it merges, each running the standard-library hook process
     SessionStart                      start the service if none runs (detached), index the project
     UserPromptSubmit                  name the skill to invoke, or the shortlist to consider
     PostToolUse, matcher ``Skill``    learn from the skill the model invoked
+    Stop                              the same from the turn's transcript, where PostToolUse did not fire
 
 Guarantees: every other setting and every other hook stays as it was; running it twice changes
 nothing the second time; before a change the previous file is copied to ``settings.json.bak``;
@@ -36,6 +37,9 @@ EVENTS: tuple[tuple[str, str | None], ...] = (
     ("SessionStart", None),
     ("UserPromptSubmit", None),
     ("PostToolUse", "Skill"),
+    # Some Claude Code versions fire no PostToolUse for the Skill tool: the end of the turn reads
+    # which skill the model invoked from the transcript instead.
+    ("Stop", None),
 )
 MARKER = "skillpilot/adapters/hook_client.py"
 

@@ -129,7 +129,7 @@ def setup_claude_code(
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Merge SkillPilot's hooks (SessionStart, UserPromptSubmit, PostToolUse on Skill) into settings.json."""
+    """Merge SkillPilot's hooks (SessionStart, UserPromptSubmit, PostToolUse on Skill, Stop) into settings.json."""
     from ..adapters import claude_code_setup as setup
 
     path = setup.settings_path(project.absolute() if project else None)
@@ -250,7 +250,7 @@ def _print_doctor(report: dict[str, Any]) -> None:
         detail = "; ".join(hooks["problems"]) or (
             f"missing {', '.join(hooks['missing'])}"
             if hooks["missing"]
-            else "SessionStart, UserPromptSubmit, PostToolUse(Skill)"
+            else "SessionStart, UserPromptSubmit, PostToolUse(Skill), Stop"
         )
         line(ok, f"{scope} hooks in {hooks['settings']}: {detail}")
     offered = report["offered"]["skills"]
