@@ -33,7 +33,7 @@ from .conflicts import ConflictGroup, Resolution, detect_conflicts, group_of, pr
 from .decide import Calibration, confidence_signals, decide, shipped_calibration
 from .encoders import Encoder, get_encoder
 from .errors import SkillNotFoundError, StoreError
-from .feedback import Adjustment, FeedbackStore, Learned, Signal, learn
+from .feedback import Adjustment, FeedbackStore, Learned, Match, Signal, learn
 from .fingerprint import unmet_preconditions
 from .fuse import POOL_SIZE, Candidate, fuse, weight_for
 from .index import SkillStore, assign_ids
@@ -65,10 +65,6 @@ FAST_ROUTE_SCORE = 8.0
 # An author-declared trigger phrase found in the message, with the keyword ranking agreeing,
 # is a hard route (the spec's rule); the development sets hold too few trigger hits to fit this.
 FAST_ROUTE_CONFIDENCE = 0.95
-# A route backed by the user's own confirmation or correction of a paraphrase-level similar
-# message (full strength, feedback.MATCH_FULL; weaker matches scale it down). A rule like the
-# fast path's: the calibration never sees feedback.
-FEEDBACK_ROUTE_CONFIDENCE = 0.9
 # Below this a fast hit is only prefer_when words: too weak to count as evidence on its own.
 FAST_EVIDENCE_SCORE = 4.0
 TRUST_MULTIPLIERS = {"local": 1.0, "official": 1.2, "verified": 1.0, "community": 0.8}
@@ -87,6 +83,8 @@ class Scored:
     method: Method
     query_vectors: dict[str, np.ndarray]
     learned: Adjustment | None = None
+    # The top candidate's confidence without feedback, and its catalog position.
+    baseline: tuple[float, int] = (0.0, -1)
 
 
 @dataclass
@@ -134,7 +132,7 @@ class SkillPilot:
         self._query_pool: ThreadPoolExecutor | None = None
         self._feedback: FeedbackStore | None = None
         self._route_log: RouteLog | None = None
-        self._learned_cache: tuple[tuple[int, int, int], Learned] | None = None
+        self._learned_cache: tuple[tuple[int, ...] | str, Learned] | None = None
         self.calibration: Calibration = shipped_calibration()
 
     # -- parts, loaded on first use -------------------------------------------------------
@@ -157,7 +155,7 @@ class SkillPilot:
     @property
     def feedback_store(self) -> FeedbackStore:
         if self._feedback is None:
-            self._feedback = FeedbackStore(self.settings.feedback_path)
+            self._feedback = FeedbackStore(self.settings.feedback_path, self.settings.log_queries)  # type: ignore[arg-type]
         return self._feedback
 
     @property
@@ -265,12 +263,22 @@ class SkillPilot:
             self._feedback is None and not self.settings.feedback_path.exists()
         ):
             return None
-        key = (catalog.generation, *self.feedback_store.version())
-        if self._learned_cache is None or self._learned_cache[0] != key:
-            ids = [s.id for s in catalog.skills]
-            encoders = [r.encoder for r in catalog.dense]
-            learned = learn(self.feedback_store, ids, encoders, self.settings.feedback_batch)
-            self._learned_cache = (key, learned)
+        try:
+            # Signals fade: the model is re-fitted at least hourly.
+            key = (catalog.generation, *self.feedback_store.version(), int(time.time() // 3600))
+            if self._learned_cache is None or self._learned_cache[0] != key:
+                ids = [s.id for s in catalog.skills]
+                encoders = [r.encoder for r in catalog.dense]
+                settings = self.settings
+                learned = learn(
+                    self.feedback_store, ids, encoders, settings.feedback_batch, implicit=settings.feedback_implicit
+                )
+                self._learned_cache = (key, learned)
+        except StoreError as exc:
+            # Feedback refines routes; a broken feedback file must not stop them.
+            if self._learned_cache is None or self._learned_cache[0] != "broken":
+                log.warning("%s", exc)
+            self._learned_cache = ("broken", Learned(np.zeros(len(catalog.skills))))
         return self._learned_cache[1]
 
     def _trust_multiplier(self, skill: IndexedSkill) -> float:
@@ -356,6 +364,11 @@ class SkillPilot:
                 # The fast path skipped the models; feedback examples are matched by meaning.
                 scored.query_vectors = {r.encoder.name: r.encode(query) for r in catalog.dense if r.reads(query)}
             scored.learned = learned.adjust(scored.query_vectors)
+            if scored.learned.moves:
+                plain = fuse(scored.lists, self.calibration.fusion_weights, multipliers)
+                if plain:
+                    confidence = self._confidence(confidence_signals(plain, 0), scored.method, 0)
+                    scored.baseline = (confidence, plain[0].index)
             if scored.learned.matches and scored.method == "fast":
                 scored.method = "hybrid"
             multipliers = multipliers * np.exp(scored.learned.log_multipliers)
@@ -434,11 +447,14 @@ class SkillPilot:
         if resolution is not None:
             candidates = promoted(candidates, resolution.winner)
         top = candidates[0]
-        if scored.learned is not None:
-            # The calibration sees only the retrievers' evidence; a message this close to one
-            # the user routed to this skill themselves is routed on their word.
-            learned = max(0.0, scored.learned.example_score(top.index))
-            confidence = max(confidence, FEEDBACK_ROUTE_CONFIDENCE * learned)
+        if scored.learned is not None and scored.learned.moves:
+            # Feedback's word counts, within its bounds (feedback.Adjustment.bounded_confidence).
+            baseline, before = scored.baseline
+            group = catalog.conflict_of.get(top.index)
+            same = before == top.index or (group is not None and catalog.conflict_of.get(before) is group)
+            confidence = scored.learned.bounded_confidence(
+                confidence, baseline if same else 0.0, top.index, self.settings.hard_threshold
+            )
         decision = decide(confidence, self.settings.hard_threshold, self.settings.soft_threshold)
         alternatives = tuple(
             Alternative(
@@ -494,7 +510,7 @@ class SkillPilot:
         for match in learned.matches if learned else ():
             if match.skill == top.index:
                 verb = "you chose it" if match.sign > 0 else f"you turned it down ({match.kind})"
-                reasons.append(f"feedback: {verb} for a similar message: {match.query!r}")
+                reasons.append(f"feedback: {verb} for a similar message: {_about(match)}")
         for hit in fast_hits:
             if hit.index == top.index:
                 reasons.extend(hit.evidence)
@@ -577,7 +593,7 @@ class SkillPilot:
                     runner_up,
                     *(
                         f"learned from feedback: {catalog.skills[m.skill].id} {'+' if m.sign > 0 else '-'}"
-                        f"{m.strength:.2f} for {m.query!r}"
+                        f"{m.strength:.2f} for {_about(m)}"
                         for m in (scored.learned.matches if scored.learned else ())
                     ),
                     f"conflict resolver: {resolution.reason if resolution else 'no contest'}",
@@ -640,22 +656,31 @@ class SkillPilot:
         skill: str | None = None,
         wrong: str | None = None,
         right: str | None = None,
+        *,
+        implicit: bool = False,
     ) -> Signal:
         """Record what the user said about a route; it counts from the next route on (whole
         ``feedback_batch`` batches). ``kind``: confirmed / corrected / ignored (or confirm /
         correct / ignore); a correction takes ``wrong`` and ``right``, the others ``skill``.
         Skills are given by id, key or name; an unknown one raises ``SkillNotFoundError``.
-        With ``feedback_enabled`` off the signal is still kept, and routing ignores it."""
-        signal = Signal.of(kind, query, skill=skill, wrong=wrong, right=right)
+        ``implicit``: inferred from what the agent did (a hook), not said by a person: it weighs
+        less and fades faster (``skillpilot.feedback``); a hook should send one only where the
+        agent chose (a soft shortlist or a pass-through), not where it obeyed a hard route.
+        With ``feedback_enabled`` off (or ``feedback_implicit`` off, for implicit signals) the
+        signal is still kept, and routing ignores it. The message text is kept as ``log.queries``
+        allows."""
+        signal = Signal.of(kind, query, skill=skill, wrong=wrong, right=right, implicit=implicit)
         catalog = self._catalog()
-        canonical = Signal(
-            signal.kind,
-            signal.query,
-            self.get(signal.skill).id,
-            self.get(signal.wrong).id if signal.wrong else None,
+        canonical = replace(
+            signal, skill=self.get(signal.skill).id, wrong=self.get(signal.wrong).id if signal.wrong else None
         )
         vectors = {r.encoder.name: r.encode(signal.query) for r in catalog.dense if r.reads(signal.query)}
         return self.feedback_store.record(canonical, vectors)
+
+    def undo_feedback(self, signal_id: int) -> Signal:
+        """Forget one recorded signal (``FeedbackNotFoundError`` if there is none with that id);
+        routing stops using it from the next route on. Returns the signal."""
+        return self.feedback_store.undo(signal_id)
 
     def stats(self) -> Stats:
         skills = self._catalog().skills
@@ -677,6 +702,11 @@ def _under(catalog: _Catalog, roots: Sequence[str]) -> np.ndarray:
     """Which of the catalog's skills were indexed under one of ``roots`` (named as the store does)."""
     wanted = {root_id(Path(r)) for r in roots}
     return np.array([s.skill.root in wanted for s in catalog.skills], dtype=bool)
+
+
+def _about(match: Match) -> str:
+    """The message a learned example came from, as far as ``log.queries`` kept it."""
+    return repr(match.query) if match.query else f"signal #{match.signal} (message not kept)"
 
 
 def _ref(skill: IndexedSkill) -> SkillRef:

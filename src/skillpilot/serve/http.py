@@ -6,7 +6,8 @@
                                                                "footer"} for plugins (OpenClaw)
     POST /search    {"query", "top_k"?}                    -> {"query", "results": [SearchHit]}
     GET  /skills/{id}                                      -> the skill (no body if private)
-    POST /feedback  {"kind", "query", "skill" | "wrong" + "right"} -> the recorded signal
+    POST /feedback  {"kind", "query", "skill" | "wrong" + "right", "implicit"?} -> the recorded signal
+    DELETE /feedback/{id}                                  -> the signal, forgotten (undo)
     GET  /stats     GET /conflicts                         -> as ``skillpilot stats|conflicts --json``
     POST /hook/claude-code  {Claude Code's hook JSON}       -> {"output": what the hook prints | null, ...}
     GET  /service                                          -> pid, url, uptime, generation, skills,
@@ -15,7 +16,7 @@
     GET  /docs      GET /openapi.json                      -> the OpenAPI description
 
 Guarantees: a request body over ``MAX_BODY_BYTES`` gets 413 before anything parses it; malformed
-JSON or fields get 422; an unknown skill 404; an unknown feedback kind 400; with a token, every
+JSON or fields get 422; an unknown skill or feedback id 404; an unknown feedback kind 400; with a token, every
 data route answers 401 without ``Authorization: Bearer <token>``. Errors are
 ``{"error": {"type", "message"}}``. The models stay loaded between requests and the catalog is
 reloaded when the index changes (the facade checks the store's generation on every call).
@@ -53,7 +54,7 @@ except ImportError as exc:
 
 from ..adapters import action_for, footer_for
 from ..adapters.claude_code import ClaudeCodeHooks
-from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
+from ..errors import ConfigError, FeedbackNotFoundError, SkillNotFoundError, SkillPilotError
 from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
 from . import (
@@ -113,6 +114,9 @@ class FeedbackRequest(_Body):
     skill: str | None = Field(None, description="confirm/ignore: the skill it was routed to.")
     wrong: str | None = Field(None, description="correct: the skill it was routed to.")
     right: str | None = Field(None, description="correct: the skill that was meant.")
+    implicit: bool = Field(
+        False, description="Inferred from what the agent did (hooks), not said by a person: weighs less, fades faster."
+    )
 
 
 class _Unauthorised(Exception):
@@ -294,12 +298,19 @@ def create_app(pilot: SkillPilot, token: str | None = None, url: str | None = No
         try:
             signal = shared(
                 lambda p: p.feedback(
-                    body.kind, body.query, skill=body.skill, wrong=body.wrong, right=body.right
+                    body.kind, body.query, skill=body.skill, wrong=body.wrong, right=body.right, implicit=body.implicit
                 )
             )
         except ValueError as exc:
             return _error(400, "InvalidFeedback", str(exc))
         return asdict(signal)
+
+    @app.delete("/feedback/{signal_id}", dependencies=guarded)
+    def undo_feedback(signal_id: int) -> Any:
+        try:
+            return asdict(shared(lambda p: p.undo_feedback(signal_id)))
+        except FeedbackNotFoundError as exc:
+            return _error(404, "FeedbackNotFoundError", str(exc))
 
     @app.get("/stats", dependencies=guarded)
     def stats() -> dict[str, Any]:
