@@ -312,3 +312,22 @@ def test_hook_client_main_is_the_cli_hook(tmp_path: Path) -> None:
     assert (proc.returncode, proc.stdout) == (0, "")
     assert proc.stderr.startswith("skillpilot hook: skipped (JSONDecodeError")
     assert hook_client.HOSTS == ("claude-code",)
+
+
+def test_the_implicit_correction_is_stored_and_one_never_makes_a_hard_route(tmp_path: Path, claude_home: Path) -> None:
+    pilot = indexed(tmp_path / "home")
+    prompt = "write release notes for this version"
+    with service(pilot):
+        run_hook(pilot.settings.home, prompt_payload(prompt, tmp_path))
+        run_hook(pilot.settings.home, tool_payload("changelog-writer", tmp_path))
+        again = run_hook(pilot.settings.home, prompt_payload(prompt, tmp_path))
+    (signal,) = pilot.feedback_store.signals()
+    assert (signal.kind, signal.skill, signal.wrong, signal.implicit) == (
+        "corrected",
+        "changelog-writer",
+        "git-commit",
+        True,
+    )
+    # The model's choice now leads, and one implicit signal is not enough for a hard route.
+    first_line = context_of(again.stdout).splitlines()[0]
+    assert first_line == "SkillPilot: the skill `changelog-writer` may fit this prompt (confidence 0.45)."
