@@ -19,6 +19,7 @@ from skillpilot import SkillPilot
 from skillpilot.adapters import claude_code_setup, hook_client
 from skillpilot.adapters.claude_code import RoutedPrompt, implicit_signal, offered_roots
 from skillpilot.serve import ServeInfo, write_serve_file
+from skillpilot.serve import service as lifecycle
 from skillpilot.serve.http import create_app
 
 from .conftest import EXAMPLES, write_skill
@@ -276,29 +277,41 @@ def test_a_service_that_errors_fails_open(tmp_path: Path, claude_home: Path) -> 
     assert "skipped (OSError: the service answered 'HTTP/1.1 400 Bad Request')" in proc.stderr
 
 
-def test_without_a_service_the_hook_starts_one_and_lets_the_prompt_go_on(tmp_path: Path) -> None:
+def test_session_start_starts_the_service_detached_and_prompts_never_wait(tmp_path: Path, claude_home: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
+    indexed(home).close()
     # Keyword matching only: the started service needs no models, so the test is quick.
     (home / "config.yaml").write_text("router:\n  enableSemantic: false\n", encoding="utf-8")
-    first = run_hook(home, prompt_payload("commit my changes", tmp_path))
-    second = run_hook(home, prompt_payload("commit my changes", tmp_path))
+    session = json.dumps({"session_id": SESSION, "cwd": str(tmp_path), "hook_event_name": "SessionStart"})
+    # run_hook reads the hook's stdout and stderr to their end: a service that kept them open
+    # would make it wait until the service exits.
+    started = run_hook(home, session)
+    prompt = run_hook(home, prompt_payload("commit my changes", tmp_path))
     try:
-        assert (first.returncode, first.stdout, second.returncode, second.stdout) == (0, "", 0, "")
-        assert first.stderr == "skillpilot hook: starting the service; this prompt goes on unrouted\n"
-        # The second hook found the first's service starting (it holds serve.lock): no second start.
-        assert second.stderr == ""
-        from skillpilot.serve import service as lifecycle
-
+        assert (started.returncode, started.stdout, started.stderr) == (0, "", "")
+        # The prompt found the service starting (it holds serve.lock): no second start, no wait.
+        assert (prompt.returncode, prompt.stdout, prompt.stderr) == (0, "", "")
         pid = lifecycle.lock_holder(home)
         assert pid
-        current, started = lifecycle.start(home)
-        assert (started, current.running, current.pid) == (False, True, pid)
+        current, again = lifecycle.start(home)
+        assert (again, current.running, current.pid) == (False, True, pid)
+        assert "git-commit" in context_of(run_hook(home, prompt_payload("commit my changes", tmp_path)).stdout)
     finally:
-        from skillpilot.serve import service as lifecycle
-
         lifecycle.stop(home)
     assert not (home / "serve.json").exists()
+
+
+def test_a_prompt_without_a_service_starts_one_and_goes_on_unrouted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("router:\n  enableSemantic: false\n", encoding="utf-8")
+    try:
+        proc = run_hook(home, prompt_payload("commit my changes", tmp_path))
+        assert (proc.returncode, proc.stdout) == (0, "")
+        assert proc.stderr == "skillpilot hook: starting the service; this prompt goes on unrouted\n"
+        assert lifecycle.lock_holder(home)
+    finally:
+        lifecycle.stop(home)
 
 
 def test_hook_client_main_is_the_cli_hook(tmp_path: Path) -> None:
