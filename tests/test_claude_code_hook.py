@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 
 from skillpilot import SkillPilot
 from skillpilot.adapters import claude_code_setup, hook_client
-from skillpilot.adapters.claude_code import RoutedPrompt, implicit_signal, offered_roots
+from skillpilot.adapters.claude_code import RECHECK_SECONDS, RoutedPrompt, implicit_signal, offered_roots
 from skillpilot.serve import ServeInfo, write_serve_file
 from skillpilot.serve import service as lifecycle
 from skillpilot.serve.http import create_app
@@ -344,3 +345,22 @@ def test_the_implicit_correction_is_stored_and_one_never_makes_a_hard_route(tmp_
     # The model's choice now leads, and one implicit signal is not enough for a hard route.
     first_line = context_of(again.stdout).splitlines()[0]
     assert first_line == "SkillPilot: the skill `changelog-writer` may fit this prompt (confidence 0.45)."
+
+
+def test_an_edited_project_skill_is_indexed_again(tmp_path: Path, claude_home: Path) -> None:
+    project = tmp_path / "project"
+    skills = project / ".claude" / "skills"
+    write_skill(skills, "office-chores", "name: office-chores\ndescription: Brew pour-over coffee for the office.")
+    pilot = indexed(tmp_path / "home")
+    hard = "Before anything else, invoke the skill `office-chores`"
+    with service(pilot):
+        before = run_hook(pilot.settings.home, prompt_payload("water the plants", project))
+        write_skill(
+            skills,
+            "office-chores",
+            "name: office-chores\ndescription: Water the office plants on Mondays.\ntriggers: [water the plants]",
+        )
+        time.sleep(RECHECK_SECONDS + 0.1)
+        after = run_hook(pilot.settings.home, prompt_payload("water the plants", project))
+    assert hard not in before.stdout
+    assert hard in context_of(after.stdout)
