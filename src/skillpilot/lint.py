@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -144,10 +144,15 @@ class SkillLint:
         return any(f.severity in FAILING for f in self.findings)
 
 
-def lint(pilot: SkillPilot, only: Collection[str] | None = None) -> list[SkillLint]:
+def lint(
+    pilot: SkillPilot,
+    only: Collection[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[SkillLint]:
     """Lint every skill in ``pilot``'s index, or only the skills whose ids are in ``only`` (each
     still checked against the whole index, so its report is the same, in a fraction of the time);
-    worst score first, then by id."""
+    worst score first, then by id. ``progress(done, total)`` is called after each skill (a
+    background job reports it, and may stop there by raising)."""
     skills = pilot.skills()
     targets = [i for i, s in enumerate(skills) if only is None or s.id in only]
     closest = _closest_descriptions(pilot, skills, targets)
@@ -155,7 +160,7 @@ def lint(pilot: SkillPilot, only: Collection[str] | None = None) -> list[SkillLi
     matcher = FastMatcher(skills)
     rarity = _DescriptionRarity(skills)
     results = []
-    for index in targets:
+    for done, index in enumerate(targets, start=1):
         skill = skills[index]
         claims, tasks = _probes(index, skills, matcher)
         with single_steps():
@@ -171,6 +176,8 @@ def lint(pilot: SkillPilot, only: Collection[str] | None = None) -> list[SkillLi
         ]
         score = max(0.0, 100.0 - sum(f.penalty for f in findings))
         results.append(SkillLint(skill.id, skill.key, skill.skill.path, round(score, 1), tuple(findings)))
+        if progress is not None:
+            progress(done, len(targets))
     results.sort(key=lambda r: (r.score, r.id))
     return results
 

@@ -86,9 +86,18 @@ def serve(
             soft_wrap=True,
         )
 
+    def login(link: str) -> None:
+        err.print(f"Dashboard sign-in (one-time link, 10 minutes): {link}", markup=False, soft_wrap=True)
+
     _run(
         lambda: http.serve(
-            pilot, host=host, port=port, token=token, ready=ready, allowed_hosts=tuple(allow_host or ())
+            pilot,
+            host=host,
+            port=port,
+            token=token,
+            ready=ready,
+            login=login,
+            allowed_hosts=tuple(allow_host or ()),
         )
     )
 

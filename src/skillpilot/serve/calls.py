@@ -3,6 +3,8 @@
     context(pilot, data)             -> omni-retrieval's OmniResult.to_json() for the seed's
                                         camelCase request (query, sessionId, graphSpace, ...)
     lint_report(shared, skill, path) -> {"skills": [SkillLint + failing], "failing", "skipped"}
+    lint_index(checker, progress)    -> the same for a whole index (the service's lint job)
+    lint_path(settings, path, progress) -> the same for the skills under a path
 
 Bad arguments raise ``ValueError`` (the surfaces turn it into their own error shape); an unknown
 skill id raises ``SkillNotFoundError``. ``lint_report`` never routes through the serving router
@@ -18,10 +20,12 @@ are checked against one another.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..config import Settings
 from ..index import SkillStore
 from ..index.sqlite import SQLiteStore
 from ..lint import SkillLint, lint
@@ -35,16 +39,21 @@ def context(pilot: SkillPilot, data: dict[str, Any]) -> dict[str, Any]:
     return omni_retrieve(OmniRequest.from_json(data), pilot.settings).to_json()
 
 
+def lint_settings(settings: Settings) -> Settings:
+    """Lint's settings: feedback and preconditions off, so that linting neither learns from nor
+    depends on this machine."""
+    return settings.with_overrides(preconditions=False, feedback_enabled=False)
+
+
 def lint_report(shared: SharedPilot, skill: str | None = None, path: str | None = None) -> dict[str, Any]:
     """Lint one indexed skill (``skill``: an id, key or name) or the skills under ``path``."""
     if (skill is None) == (path is None):
         raise ValueError("give exactly one of skill (a skill id) or path (a skill folder or SKILL.md)")
     pilot = shared.pilot
-    settings = pilot.settings.with_overrides(preconditions=False, feedback_enabled=False)
     if skill is not None:
         target = shared(lambda p: p.get(skill))
         own = _own_connection(pilot.store)
-        checker = SkillPilot(settings=settings, store=own or pilot.store)
+        checker = SkillPilot(settings=lint_settings(pilot.settings), store=own or pilot.store)
         try:
             return _report(lint(checker, only={target.id}), [])
         finally:
@@ -52,11 +61,24 @@ def lint_report(shared: SharedPilot, skill: str | None = None, path: str | None 
             if own is not None:
                 checker.close()
     folder = _under_roots(Path(str(path)).expanduser(), shared(lambda p: p.store.roots()))
+    return lint_path(pilot.settings, folder)
+
+
+def lint_index(checker: SkillPilot, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Lint every skill in ``checker``'s index (a router with :func:`lint_settings`)."""
+    return _report(lint(checker, progress=progress), [])
+
+
+def lint_path(settings: Settings, path: Path, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Index the skills under ``path`` into a scratch home and lint them against one another."""
+    folder = path.expanduser()
+    if not folder.exists():
+        raise ValueError(f"path {path} does not exist")
     with tempfile.TemporaryDirectory(prefix="skillpilot-lint-") as scratch:
-        checker = SkillPilot(settings=settings.with_overrides(home=Path(scratch)))
+        checker = SkillPilot(settings=lint_settings(settings).with_overrides(home=Path(scratch)))
         try:
             report = checker.index([folder], replace=True)
-            results = lint(checker)
+            results = lint(checker, progress=progress)
         finally:
             checker.close()
     return _report(results, [asdict(s) for s in report.skipped])

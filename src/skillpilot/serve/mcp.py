@@ -109,9 +109,12 @@ class _Server(MCPServer[Any]):
         await run_stdio(self)
 
 
-def build_server(pilot: SkillPilot) -> MCPServer[Any]:
-    """An ``MCPServer`` whose tools call ``pilot`` (which it then owns: one call at a time)."""
+def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
+    """An ``MCPServer`` whose tools call ``pilot`` (which it then owns: one call at a time);
+    ``warm`` starts loading its models in the background at once, beside the handshake."""
     shared = SharedPilot(pilot)
+    if warm:
+        shared.warm_up_in_background()
     # The marketplace view of the same index (its state is cached per index generation).
     market = Market(pilot)
     server = _Server(
@@ -674,8 +677,9 @@ def run(
 ) -> None:
     """Serve over stdio, or over streamable HTTP at ``http://host:http_port/mcp`` (loopback only:
     this server has no authentication), calling ``ready(url)`` before it listens. Either way the
-    skill folders are re-scanned every ``index.refreshInterval`` minutes."""
-    server = build_server(pilot)
+    skill folders are re-scanned every ``index.refreshInterval`` minutes. The models load in the
+    background from the start, so ``initialize`` is answered at once and the first call is warm."""
+    server = build_server(pilot, warm=True)
     if http_port is None:
         with Refresher(pilot.settings):
             server.run("stdio")
