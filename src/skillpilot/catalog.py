@@ -19,21 +19,25 @@ declared for the skill.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from .config import Settings
-from .conflicts import ConflictGroup, detect_conflicts, group_of
+from .conflicts import ConflictGroup, Vocabularies, conflict_config, detect_conflicts, group_of, groups_from
 from .encoders import Encoder
 from .fingerprint import unmet_preconditions
-from .index import Snapshot, assign_ids
-from .index.builder import vector_space
+from .index import ConflictGraph, Snapshot, assign_ids
+from .index.builder import root_id, vector_space
 from .model import IndexedSkill
 from .retrieve.bm25 import BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.fast import FastMatcher
+
+log = logging.getLogger(__name__)
 
 TRUST_MULTIPLIERS = {"local": 1.0, "official": 1.2, "verified": 1.0, "community": 0.8}
 UNMET_PRECONDITION_MULTIPLIER = 0.7
@@ -79,7 +83,13 @@ class Catalog:
     unmet: tuple[tuple[str, ...], ...]
     conflicts: tuple[ConflictGroup, ...]
     conflict_of: Mapping[int, ConflictGroup]
+    vocabulary: Vocabularies
     missing: tuple[MissingVectors, ...] = ()
+
+    def under(self, roots: Sequence[str]) -> np.ndarray:
+        """Which skills were indexed under one of ``roots`` (named as the store does), as a mask."""
+        wanted = {root_id(Path(r)) for r in roots}
+        return np.array([s.skill.root in wanted for s in self.skills], dtype=bool)
 
 
 def spaces(encoders: Sequence[Encoder]) -> list[str]:
@@ -110,8 +120,7 @@ def build_catalog(snapshot: Snapshot, encoders: Sequence[Encoder], settings: Set
             if skills
             else empty
         )
-    with single_threaded_blas():
-        conflicts = detect_conflicts(skills, descriptions, settings.conflict_threshold)
+    conflicts = _conflict_groups(snapshot.conflicts, skills, descriptions, spaces(encoders), settings)
     unmet = tuple(unmet_preconditions(s.fingerprint.preconditions) if settings.preconditions else () for s in skills)
     multipliers = np.array(
         [
@@ -130,5 +139,27 @@ def build_catalog(snapshot: Snapshot, encoders: Sequence[Encoder], settings: Set
         unmet=unmet,
         conflicts=tuple(conflicts),
         conflict_of=group_of(conflicts),
+        vocabulary=Vocabularies(skills),
         missing=tuple(missing),
     )
+
+
+def _conflict_groups(
+    graph: ConflictGraph | None,
+    skills: list[IndexedSkill],
+    descriptions: list[np.ndarray],
+    vector_spaces: Sequence[str],
+    settings: Settings,
+) -> list[ConflictGroup]:
+    """The groups the index stored for these skills and settings, else computed here (an index
+    built with another threshold or models, or before conflict graphs were stored)."""
+    if not vector_spaces:
+        return []
+    threshold = settings.conflict_threshold
+    config = conflict_config(vector_spaces, threshold)
+    stored = groups_from(graph, skills) if graph is not None and graph.config == config else None
+    if stored is not None:
+        return stored
+    log.info("conflict groups computed at load (O(N^2)); `skillpilot reindex` stores them in the index")
+    with single_threaded_blas():
+        return detect_conflicts(skills, descriptions, threshold)

@@ -30,16 +30,13 @@ import numpy as np
 
 from .catalog import Catalog
 from .conflicts import promoted, resolve
-from .model import BM25, FAST, Adjustment, Candidate, Decision, Method, Resolution
+from .feedback import bounded_confidence
+from .model import BM25, FAST, Candidate, Decision, Method, Resolution
 from .rank import Ranking
 
 # An author-declared trigger phrase found in the message, with the keyword ranking agreeing,
 # is a hard route (the spec's rule); the development sets hold too few trigger hits to fit this.
 FAST_ROUTE_CONFIDENCE = 0.95
-# A route backed by the user's own confirmation or correction of a paraphrase-level similar
-# message (full strength, feedback.MATCH_FULL; weaker matches scale it down). A rule like the
-# fast path's: the calibration never sees feedback.
-FEEDBACK_ROUTE_CONFIDENCE = 0.9
 CONFIDENCE_FEATURES = (
     "score", "margin", "dense_max", "dense_min", "dense_margin", "bm25", "agreement", "fast",
 )
@@ -123,12 +120,22 @@ def _fast_route_rule(probability: float, method: Method, position: int) -> float
     return probability
 
 
-def with_feedback(confidence: float, learned: Adjustment | None, winner: int) -> float:
-    """The calibration sees only the retrievers' evidence; a message this close to one the user
-    routed to ``winner`` themselves is routed on their word."""
-    if learned is None:
+def with_feedback(
+    confidence: float, ranking: Ranking, catalog: Catalog, calibration: Calibration, winner: int, hard_threshold: float
+) -> float:
+    """The calibration sees only the retrievers' evidence; feedback's word counts within its
+    bounds (``feedback.bounded_confidence``), against the confidence the same route had without
+    feedback (0 when feedback changed the winner, a member of its conflict group aside)."""
+    learned = ranking.learned
+    if learned is None or not learned.moves:
         return confidence
-    return max(confidence, FEEDBACK_ROUTE_CONFIDENCE * max(0.0, learned.example_score(winner)))
+    baseline, before = 0.0, -1
+    if ranking.unadjusted:
+        baseline = candidate_confidence(calibration, ranking.unadjusted, ranking.scores.method, 0)
+        before = ranking.unadjusted[0].index
+    group = catalog.conflict_of.get(winner)
+    same = before == winner or (group is not None and catalog.conflict_of.get(before) is group)
+    return bounded_confidence(learned, confidence, baseline if same else 0.0, winner, hard_threshold)
 
 
 def alternative_scores(calibration: Calibration, candidates: Sequence[Candidate], count: int) -> list[float]:
@@ -176,10 +183,17 @@ def judge(
     # The confidence above is that the message belongs to the winner's group; inside the
     # group the resolver picks the member.
     resolution = resolve(
-        fused, catalog.skills, catalog.conflict_of, ranking.query, ranking.scores.matches, prefer, ranking.learned
+        fused,
+        catalog.skills,
+        catalog.conflict_of,
+        ranking.query,
+        ranking.scores.matches,
+        prefer,
+        ranking.learned,
+        catalog.vocabulary,
     )
     candidates = tuple(promoted(fused, resolution.winner)) if resolution else fused
-    confidence = with_feedback(confidence, ranking.learned, candidates[0].index)
+    confidence = with_feedback(confidence, ranking, catalog, calibration, candidates[0].index, hard_threshold)
     return Verdict(
         candidates=candidates,
         resolution=resolution,

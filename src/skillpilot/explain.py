@@ -18,7 +18,7 @@ import numpy as np
 from .catalog import Catalog
 from .decide import Verdict
 from .fuse import weight_for
-from .model import BM25, FAST, Candidate, RetrieverId, StageTrace
+from .model import BM25, FAST, Candidate, Match, RetrieverId, StageTrace
 from .rank import Ranking
 
 TRACE_TOP = 5
@@ -26,6 +26,11 @@ TRACE_TOP = 5
 
 def _label(retriever: RetrieverId) -> str:
     return "keywords (BM25)" if retriever == BM25 else f"meaning ({retriever.model})"
+
+
+def _about(match: Match) -> str:
+    """The message a learned example came from, as far as ``log.queries`` kept it."""
+    return repr(match.query) if match.query else f"signal #{match.signal} (message not kept)"
 
 
 def reasons(catalog: Catalog, ranking: Ranking, verdict: Verdict) -> tuple[str, ...]:
@@ -122,7 +127,7 @@ def trace(
                 runner_up,
                 *(
                     f"learned from feedback: {skills[m.skill].id} {'+' if m.sign > 0 else '-'}"
-                    f"{m.strength:.2f} for {m.query!r}"
+                    f"{m.strength:.2f} for {_about(m)}"
                     for m in (ranking.learned.matches if ranking.learned else ())
                 ),
                 f"conflict resolver: {resolution.reason if resolution else 'no contest'}",

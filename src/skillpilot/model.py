@@ -214,13 +214,17 @@ FeedbackKind = Literal["confirmed", "corrected", "ignored"]
 
 @dataclass(frozen=True)
 class Match:
-    """A learned example the message resembles: the skill it moves, which way, how strongly."""
+    """A learned example the message resembles: the skill it moves, which way, how strongly
+    (similarity ramp times the signal's weight), and the message it came from ("" when
+    ``log.queries`` kept no text; ``signal`` is then how to find it)."""
 
     skill: int
     sign: int
     strength: float
     query: str
     kind: FeedbackKind
+    signal: int = 0
+    implicit: bool = False
 
 
 @dataclass(frozen=True)
@@ -230,12 +234,24 @@ class Adjustment:
     log_multipliers: np.ndarray
     matches: tuple[Match, ...] = ()
 
+    @property
+    def moves(self) -> bool:
+        """Whether feedback changes anything for this message."""
+        return bool(np.any(self.log_multipliers))
+
     def example_score(self, skill: int) -> float:
         """Net learned-example evidence for ``skill`` in [-1, 1] (positive: users chose it for
-        messages like this one)."""
+        messages like this one): the strongest example for it minus the strongest against."""
         towards = max((m.strength for m in self.matches if m.skill == skill and m.sign > 0), default=0.0)
         away = max((m.strength for m in self.matches if m.skill == skill and m.sign < 0), default=0.0)
         return towards - away
+
+    def support(self, skill: int) -> int:
+        """How many distinct similar messages were routed to ``skill`` by feedback, net of those
+        that turned it down."""
+        towards = sum(1 for m in self.matches if m.skill == skill and m.sign > 0)
+        away = sum(1 for m in self.matches if m.skill == skill and m.sign < 0)
+        return max(0, towards - away)
 
     def chosen(self) -> set[int]:
         """Catalog positions users chose for messages like this one."""

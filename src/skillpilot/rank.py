@@ -23,7 +23,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .feedback import Learned
-from .fuse import fuse
+from .fuse import POOL_SIZE, fuse
 from .model import BM25, FAST, Adjustment, Candidate, FastHit, Method, RetrieverId
 from .retrieve.dense import DenseRetriever
 from .retrieve.fast import EVIDENCE_SCORE, routes_at_once
@@ -54,17 +54,21 @@ class Ranking:
     method: Method
     learned: Adjustment | None
     candidates: tuple[Candidate, ...]
+    # The fused candidates without feedback's multipliers, when feedback moved something.
+    unadjusted: tuple[Candidate, ...] = ()
 
     @property
     def lists(self) -> Mapping[RetrieverId, np.ndarray]:
         return self.scores.lists
 
 
-def score(catalog: Catalog, query: str, encode: QueryEncoder) -> Scores:
-    """Every retriever's score for every skill (catalog order) and which path answered."""
+def score(catalog: Catalog, query: str, encode: QueryEncoder, allowed: np.ndarray | None = None) -> Scores:
+    """Every retriever's score for every skill (catalog order) and which path answered.
+    ``allowed`` (a mask over the catalog) keeps other skills' trigger phrases from taking the
+    fast path."""
     size = len(catalog.skills)
     matches = tuple(catalog.fast.match(query)) if catalog.fast else ()
-    fast_hits = tuple(h for h in matches if h.score >= EVIDENCE_SCORE)
+    fast_hits = tuple(h for h in matches if h.score >= EVIDENCE_SCORE and (allowed is None or allowed[h.index]))
     lists: dict[RetrieverId, np.ndarray] = {}
     vectors: dict[str, np.ndarray] = {}
     if fast_hits:
@@ -93,14 +97,17 @@ def rank(
     weights: Mapping[str, float],
     learned: Learned | None,
     encode: QueryEncoder,
+    allowed: np.ndarray | None = None,
 ) -> Ranking:
-    """``query`` ranked over ``catalog`` (see the module docstring)."""
+    """``query`` ranked over ``catalog`` (see the module docstring); with ``allowed`` (a mask
+    over the catalog) only those skills are candidates."""
     if not catalog.skills:
         return Ranking(query, Scores({}, (), (), "no-match", {}), "no-match", None, ())
-    scores = score(catalog, query, encode)
+    scores = score(catalog, query, encode, allowed)
     method = scores.method
     multipliers = catalog.multipliers
     adjustment: Adjustment | None = None
+    unadjusted: tuple[Candidate, ...] = ()
     if learned is not None:
         vectors = scores.query_vectors
         if learned.has_examples and not vectors:
@@ -108,6 +115,8 @@ def rank(
             vectors = {r.encoder.name: r.encode(query) for r in catalog.dense if r.reads(query)}
             scores = Scores(scores.lists, scores.matches, scores.fast_hits, scores.method, vectors)
         adjustment = learned.adjust(vectors)
+        if adjustment.moves:
+            unadjusted = tuple(fuse(scores.lists, weights, multipliers))
         if adjustment.matches and method == "fast":
             method = "hybrid"
         multipliers = multipliers * np.exp(adjustment.log_multipliers)
@@ -119,6 +128,11 @@ def rank(
         keep = {c.index for c in candidates} | chosen
         everyone = fuse(scores.lists, weights, multipliers, pool=len(catalog.skills))
         candidates = [c for c in everyone if c.index in keep]
+    if allowed is not None:
+        # Scores stay those of the whole catalog (what the calibration knows); the pool is
+        # widened to every skill so that the allowed skills' best are in it, then cut back.
+        everyone = fuse(scores.lists, weights, multipliers, pool=len(catalog.skills))
+        candidates = [c for c in everyone if allowed[c.index]][:POOL_SIZE]
     if not candidates:
         method = "no-match"
-    return Ranking(query, scores, method, adjustment, tuple(candidates))
+    return Ranking(query, scores, method, adjustment, tuple(candidates), unadjusted)

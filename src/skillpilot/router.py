@@ -22,6 +22,7 @@ the routing time ``latency_ms``.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -37,12 +38,11 @@ from .catalog import Catalog, build_catalog, spaces
 from .config import Settings, default_model_cache, load_settings
 from .conflicts import ConflictGroup
 from .decide import Calibration, candidate_confidence, judge, shipped_calibration
-from .encoders import Encoder, get_encoder
+from .encoders import Encoder, encoder_key, get_encoder
 from .errors import SkillNotFoundError, StoreError
 from .feedback import FeedbackStore, Learned, Signal, learn
-from .index import SkillStore
+from .index import SkillStore, open_store
 from .index.builder import Progress, build_index
-from .index.sqlite import SQLiteStore
 from .model import (
     Alternative,
     IndexedSkill,
@@ -68,16 +68,20 @@ class SkillPilot:
     """Index skills and route messages to them. ``SkillPilot(home=..., **setting_overrides)``.
 
     ``surface`` labels this router's decisions in the routing log (``cli``, ``http``, ``mcp``,
-    ``hook`` ...; ``library`` by default)."""
+    ``hook`` ...; ``library`` by default). ``store`` is an open ``SkillStore`` or, like the
+    ``store`` setting (``index.store``, ``SKILLPILOT_STORE``), a SQLite path or PostgreSQL URL."""
 
     def __init__(
         self,
         home: Path | str | None = None,
         settings: Settings | None = None,
-        store: SkillStore | None = None,
+        store: SkillStore | str | None = None,
         surface: str = "library",
         **overrides: Any,
     ) -> None:
+        if isinstance(store, str):
+            overrides["store"] = store
+            store = None
         if settings is None:
             settings = load_settings(Path(home).expanduser() if home else None, **overrides)
         elif overrides:
@@ -90,14 +94,14 @@ class SkillPilot:
         self._query_pool: ThreadPoolExecutor | None = None
         self._feedback: FeedbackStore | None = None
         self._route_log: RouteLog | None = None
-        self._learned_cache: tuple[tuple[int, int, int], Learned] | None = None
+        self._learned_cache: tuple[tuple[int, ...] | str, Learned] | None = None
         self.calibration: Calibration = shipped_calibration()
 
     # -- parts, loaded on first use -------------------------------------------------------
     @property
     def store(self) -> SkillStore:
         if self._store is None:
-            self._store = SQLiteStore(self.settings.index_path)
+            self._store = open_store(self.settings.store or self.settings.index_path)
         return self._store
 
     @property
@@ -113,7 +117,7 @@ class SkillPilot:
     @property
     def feedback_store(self) -> FeedbackStore:
         if self._feedback is None:
-            self._feedback = FeedbackStore(self.settings.feedback_path)
+            self._feedback = FeedbackStore(self.settings.feedback_path, self.settings.log_queries)  # type: ignore[arg-type]
         return self._feedback
 
     @property
@@ -147,20 +151,28 @@ class SkillPilot:
     ) -> IndexReport:
         """Add or refresh skill roots (folders of SKILL.md files, or JSON tool catalogs)."""
         # The models load on a second thread while the skills are read and fingerprinted (on
-        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading). Embedding runs
-        # with BLAS single-threaded, as routing does, so a vector is the same bits either way.
+        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading), unless the index
+        # knows the encoders' names: then they load only if something needs embedding. Embedding
+        # runs with BLAS single-threaded, as routing does, so a vector is the same bits either way.
+        specs = self.settings.encoder_specs if self.settings.enable_semantic else ()
+        keys = [encoder_key(spec, self.settings) for spec in specs]
+        recorded = dict(json.loads(self.store.meta("encoder_keys") or "[]"))
+        names = [recorded[k] for k in keys] if all(k in recorded for k in keys) else None
         with (
             single_threaded_blas(),
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool,
         ):
-            loading = pool.submit(lambda: self.encoders)
+            loading = pool.submit(lambda: self.encoders) if names is None else None
             return build_index(
                 self.store,
                 [Path(p) for p in paths],
-                encoders=loading.result,
+                encoders=loading.result if loading else lambda: self.encoders,
                 texts_for=EMBEDDING,
                 replace_roots=replace,
                 progress=progress,
+                conflict_threshold=self.settings.conflict_threshold,
+                encoder_names=names,
+                encoder_keys=keys,
             )
 
     def reindex(self, progress: Progress | None = None) -> IndexReport:
@@ -192,12 +204,22 @@ class SkillPilot:
             self._feedback is None and not self.settings.feedback_path.exists()
         ):
             return None
-        key = (catalog.generation, *self.feedback_store.version())
-        if self._learned_cache is None or self._learned_cache[0] != key:
-            ids = [s.id for s in catalog.skills]
-            encoders = [r.encoder for r in catalog.dense]
-            learned = learn(self.feedback_store, ids, encoders, self.settings.feedback_batch)
-            self._learned_cache = (key, learned)
+        try:
+            # Signals fade: the model is re-fitted at least hourly.
+            key = (catalog.generation, *self.feedback_store.version(), int(time.time() // 3600))
+            if self._learned_cache is None or self._learned_cache[0] != key:
+                ids = [s.id for s in catalog.skills]
+                encoders = [r.encoder for r in catalog.dense]
+                settings = self.settings
+                learned = learn(
+                    self.feedback_store, ids, encoders, settings.feedback_batch, implicit=settings.feedback_implicit
+                )
+                self._learned_cache = (key, learned)
+        except StoreError as exc:
+            # Feedback refines routes; a broken feedback file must not stop them.
+            if self._learned_cache is None or self._learned_cache[0] != "broken":
+                logger.warning("%s", exc)
+            self._learned_cache = ("broken", Learned(np.zeros(len(catalog.skills))))
         return self._learned_cache[1]
 
     # -- routing ----------------------------------------------------------------------------
@@ -221,15 +243,17 @@ class SkillPilot:
         pending = [self._query_pool.submit(r.encode, query) for r in rest]
         return [first.encode(query), *(f.result() for f in pending)]
 
-    def _rank(self, catalog: Catalog, query: str) -> Ranking:
+    def _rank(self, catalog: Catalog, query: str, roots: Sequence[str] | None = None) -> Ranking:
         learned = self._learned(catalog) if catalog.skills else None
-        return rank(catalog, query, self.calibration.fusion_weights, learned, self._encode_query)
+        allowed = catalog.under(roots) if roots is not None else None
+        return rank(catalog, query, self.calibration.fusion_weights, learned, self._encode_query, allowed)
 
     def route(
         self,
         query: str,
         trace: bool = False,
         surface: str | None = None,
+        roots: Sequence[str] | None = None,
         *,
         plan: bool = True,
         log: bool = True,
@@ -239,8 +263,9 @@ class SkillPilot:
         with a sequence marker ("then" ...) is planned unless ``plan`` is off. The decision is
         appended to the routing log (``log.enabled``) under ``surface`` (default: the router's
         own) unless ``log`` is off: a clause routed while planning, or a probe lint sends, is
-        part of another decision."""
-        result = self._route(query, trace, plan)
+        part of another decision. ``roots`` limits the choice to skills indexed under those
+        folders (an agent host that offers only some of them)."""
+        result = self._route(query, trace, plan, roots)
         if log and self.settings.log_enabled:
             try:
                 self.route_log.record(result, surface or self.surface)
@@ -250,14 +275,14 @@ class SkillPilot:
                 logger.warning("%s", exc)
         return result
 
-    def _route(self, query: str, trace: bool, plan: bool) -> RouteResult:
+    def _route(self, query: str, trace: bool, plan: bool, roots: Sequence[str] | None = None) -> RouteResult:
         started = time.perf_counter()
         catalog, loading = self._timed_catalog()
         trace = trace or self.settings.debug
         query = cap_query(query)
         settings = self.settings
         with single_threaded_blas():
-            ranking = self._rank(catalog, query)
+            ranking = self._rank(catalog, query, roots)
             if not ranking.candidates:
                 return RouteResult(
                     query=query,
@@ -372,23 +397,32 @@ class SkillPilot:
         skill: str | None = None,
         wrong: str | None = None,
         right: str | None = None,
+        *,
+        implicit: bool = False,
     ) -> Signal:
         """Record what the user said about a route; it counts from the next route on (whole
         ``feedback_batch`` batches). ``kind``: confirmed / corrected / ignored (or confirm /
         correct / ignore); a correction takes ``wrong`` and ``right``, the others ``skill``.
         Skills are given by id, key or name; an unknown one raises ``SkillNotFoundError``.
-        With ``feedback_enabled`` off the signal is still kept, and routing ignores it."""
-        signal = Signal.of(kind, clean_text(query), skill=skill, wrong=wrong, right=right)
+        ``implicit``: inferred from what the agent did (a hook), not said by a person: it weighs
+        less and fades faster (``skillpilot.feedback``); a hook should send one only where the
+        agent chose (a soft shortlist or a pass-through), not where it obeyed a hard route.
+        With ``feedback_enabled`` off (or ``feedback_implicit`` off, for implicit signals) the
+        signal is still kept, and routing ignores it. The message text is kept as ``log.queries``
+        allows."""
+        signal = Signal.of(kind, clean_text(query), skill=skill, wrong=wrong, right=right, implicit=implicit)
         catalog = self._catalog()
-        canonical = Signal(
-            signal.kind,
-            signal.query,
-            self.get(signal.skill).id,
-            self.get(signal.wrong).id if signal.wrong else None,
+        canonical = replace(
+            signal, skill=self.get(signal.skill).id, wrong=self.get(signal.wrong).id if signal.wrong else None
         )
         with single_threaded_blas():
             vectors = {r.encoder.name: r.encode(signal.query) for r in catalog.dense if r.reads(signal.query)}
         return self.feedback_store.record(canonical, vectors)
+
+    def undo_feedback(self, signal_id: int) -> Signal:
+        """Forget one recorded signal (``FeedbackNotFoundError`` if there is none with that id);
+        routing stops using it from the next route on. Returns the signal."""
+        return self.feedback_store.undo(signal_id)
 
     def stats(self) -> Stats:
         """What the index holds, what routing lacks (``missing_vectors``: skills per encoder
@@ -404,7 +438,7 @@ class SkillPilot:
             low_quality=tuple(s.id for s in skills if s.fingerprint.quality_issues),
             last_updated=float(last) if last else None,
             embed_provider=self.settings.embed_provider if self.settings.enable_semantic else "off",
-            index_path=str(self.settings.index_path),
+            index_path=str(getattr(self.store, "path", self.settings.index_path)),
             model_cache=str(default_model_cache()),
             missing_vectors={m.encoder: m.skills for m in catalog.missing},
             orphan_vectors=self.store.orphan_vectors(),

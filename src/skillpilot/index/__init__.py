@@ -26,6 +26,22 @@ class StoredSkill:
 
 
 @dataclass(frozen=True)
+class ConflictGraph:
+    """What conflict detection keeps between index runs (``skillpilot.conflicts``): for the skills
+    it compared (``(root, key, content hash)`` in catalog order, ``node`` = position here), every
+    pair at or above the threshold and the groups those pairs form. ``config`` names the vector
+    spaces and threshold it was computed for; a router with other settings ignores it."""
+
+    config: str
+    skills: tuple[tuple[str, str, str], ...]
+    # (pairs, 2) node positions (i < j) and each pair's similarity; empty when read without pairs.
+    pairs: np.ndarray
+    similarity: np.ndarray
+    # (mean pairwise similarity, sorted node positions) per group
+    groups: tuple[tuple[float, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True)
 class IndexChanges:
     """Everything one index run writes; a store applies it all or nothing."""
 
@@ -37,18 +53,22 @@ class IndexChanges:
     vectors: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
     skipped: tuple[tuple[str, SkippedFile], ...] = ()
     meta: dict[str, str] = field(default_factory=dict)
+    # The conflict graph of the catalog after this run (None: keep the stored one).
+    conflicts: ConflictGraph | None = None
     # Also delete vectors whose skill is gone (left by older versions' read path).
     prune_orphans: bool = False
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What one read transaction saw: the generation it read, every skill (in ``load`` order)
-    and, per vector space asked for, the vectors of those skills that have them."""
+    """What one read transaction saw: the generation it read, every skill (in ``load`` order),
+    per vector space asked for the vectors of those skills that have them, and the stored
+    conflict graph (without its pairs)."""
 
     generation: int
     skills: tuple[StoredSkill, ...]
     vectors: dict[str, dict[tuple[str, str], np.ndarray]]
+    conflicts: ConflictGraph | None = None
 
 
 class SkillStore(Protocol):
@@ -76,6 +96,7 @@ class SkillStore(Protocol):
     def generation(self) -> int: ...
     def meta(self, key: str) -> str | None: ...
     def count(self) -> int: ...
+    def conflict_graph(self, pairs: bool = True) -> ConflictGraph | None: ...
     def close(self) -> None: ...
 
 
@@ -115,4 +136,4 @@ def open_store(spec: str | Path) -> SkillStore:
     return SQLiteStore(Path(spec).expanduser())
 
 
-__all__ = ["IndexChanges", "SkillStore", "Snapshot", "StoredSkill", "assign_ids", "open_store"]
+__all__ = ["ConflictGraph", "IndexChanges", "SkillStore", "Snapshot", "StoredSkill", "assign_ids", "open_store"]

@@ -11,9 +11,11 @@ import json
 from dataclasses import asdict, replace
 from typing import Any
 
+import numpy as np
+
 from ..fingerprint import quality_issues
 from ..model import Fingerprint, QualityIssue, Requirements, RouteHints, Skill
-from . import StoredSkill
+from . import ConflictGraph, StoredSkill
 
 
 def fingerprint_to_json(fingerprint: Fingerprint) -> str:
@@ -60,3 +62,27 @@ def stored_from_json(skill: str, fingerprint: str, indexed_at: float) -> StoredS
     """A stored row (skill JSON, fingerprint JSON, indexed_at) back as a ``StoredSkill``."""
     stored_skill = skill_from_json(skill)
     return StoredSkill(stored_skill, fingerprint_from_json(fingerprint, stored_skill), indexed_at)
+
+
+GraphRow = tuple[str, str, str, bytes, bytes]
+
+
+def graph_to_row(graph: ConflictGraph) -> GraphRow:
+    """A conflict graph as (config, skills JSON, groups JSON, pairs bytes, similarity bytes)."""
+    return (
+        graph.config,
+        json.dumps(graph.skills, ensure_ascii=False),
+        json.dumps([[score, list(members)] for score, members in graph.groups]),
+        np.ascontiguousarray(graph.pairs, dtype=np.int32).tobytes(),
+        np.ascontiguousarray(graph.similarity, dtype=np.float64).tobytes(),
+    )
+
+
+def graph_from_row(config: str, skills: str, groups: str, pairs: bytes, similarity: bytes) -> ConflictGraph:
+    return ConflictGraph(
+        config=config,
+        skills=tuple((root, key, content) for root, key, content in json.loads(skills)),
+        pairs=np.frombuffer(bytes(pairs), dtype=np.int32).reshape(-1, 2).astype(np.int64),
+        similarity=np.frombuffer(bytes(similarity), dtype=np.float64),
+        groups=tuple((float(score), tuple(members)) for score, members in json.loads(groups)),
+    )
