@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skillpilot.fuse import Candidate, fuse, linear_scores, rrf_scores, top_order
+from skillpilot.fuse import ScoreLists, fuse, linear_scores, rrf_scores, top_order
+from skillpilot.model import BM25, FAST, Candidate, RetrieverId, dense_id
 
 
 def _full_sort_fuse(
-    lists: dict[str, np.ndarray], weights: dict[str, float], multipliers: np.ndarray, pool: int = 20
+    lists: ScoreLists, weights: dict[str, float], multipliers: np.ndarray, pool: int = 20
 ) -> list[Candidate]:
     """The reference: every retriever's whole catalog ranked, as fusion did before top-k."""
     rrf = rrf_scores(lists)
@@ -34,7 +35,7 @@ def _full_sort_fuse(
     return sorted(candidates, key=lambda c: (-c.score, c.index))
 
 
-def _catalog(seed: int, size: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def _catalog(seed: int, size: int) -> tuple[dict[RetrieverId, np.ndarray], np.ndarray]:
     """Score lists shaped like real ones: dense cosines with copies of one text (equal scores),
     sparse BM25 with many zeros, a fast path with a few hits."""
     rng = np.random.default_rng(seed)
@@ -43,11 +44,11 @@ def _catalog(seed: int, size: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
     other = rng.normal(0.25, 0.2, size).astype(np.float32)
     bm25 = np.where(rng.random(size) < 0.03, rng.gamma(2.0, 3.0, size), 0.0)
     bm25[rng.integers(0, size, 5)] = 7.5  # tied keyword scores
-    lists = {"bm25": bm25, "dense:a": copies, "dense:b": other}
+    lists = {BM25: bm25, dense_id("a"): copies, dense_id("b"): other}
     if seed % 2:
         fast = np.zeros(size)
         fast[rng.integers(0, size, 3)] = 8.0
-        lists = {"fast": fast, **lists}
+        lists = {FAST: fast, **lists}
     multipliers = np.where(rng.random(size) < 0.1, 0.8, 1.0)
     return lists, multipliers
 
@@ -57,7 +58,7 @@ def _catalog(seed: int, size: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
 def test_top_k_fusion_equals_ranking_the_whole_catalog(seed: int, size: int) -> None:
     lists, multipliers = _catalog(seed, size)
     weights = {"bm25": 0.4, "dense:*": 1.1, "fast": 2.0}
-    for chosen in (lists, {"bm25": lists["bm25"]}, {"dense:a": lists["dense:a"]}):
+    for chosen in (lists, {BM25: lists[BM25]}, {dense_id("a"): lists[dense_id("a")]}):
         assert fuse(chosen, weights, multipliers) == _full_sort_fuse(chosen, weights, multipliers)
     assert fuse(lists, weights, multipliers, pool=size) == _full_sort_fuse(lists, weights, multipliers, pool=size)
 
@@ -66,7 +67,7 @@ def test_a_pool_deeper_than_the_first_look_is_still_exact() -> None:
     """Retrievers that disagree completely push the pool's last member below the first bound."""
     size = 5000
     ranks = np.arange(size, dtype=np.float64)
-    lists = {f"dense:{n}": np.roll(ranks, n * 700) for n in range(6)}
+    lists = {dense_id(str(n)): np.roll(ranks, n * 700) for n in range(6)}
     multipliers = np.ones(size)
     assert fuse(lists, {}, multipliers) == _full_sort_fuse(lists, {}, multipliers)
 

@@ -142,8 +142,8 @@ def test_stats_counts_orphans_and_reindex_removes_them(
     pilot.store.apply(IndexChanges(vectors={(root, "gone", SPACE): array}))
     assert pilot.stats().orphan_vectors == 1
     isolated_home.mkdir(parents=True, exist_ok=True)
-    (isolated_home / "config.yaml").write_text(f"embed:\n  provider: {SPEC}\n")
-    shown = CliRunner().invoke(app, ["stats", "--human", "--home", str(isolated_home), "--store", store_target])
+    (isolated_home / "config.yaml").write_text(f"embed:\n  provider: {SPEC}\nindex:\n  store: {store_target}\n")
+    shown = CliRunner().invoke(app, ["stats", "--human", "--home", str(isolated_home)])
     assert "Orphan vectors: 1 of skills no longer indexed (run `skillpilot reindex`)" in shown.stdout
     pilot.reindex()
     assert pilot.stats().orphan_vectors == 0
