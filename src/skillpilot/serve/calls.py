@@ -97,7 +97,8 @@ def lint_path(settings: Settings, path: Path, progress: Callable[[int, int], Non
     if not folder.exists():
         raise ValueError(f"path {path} does not exist")
     with tempfile.TemporaryDirectory(prefix="skillpilot-lint-") as scratch:
-        checker = SkillPilot(settings=lint_settings(settings).with_overrides(home=Path(scratch)))
+        # A scratch index of its own, whatever store the service uses.
+        checker = SkillPilot(settings=lint_settings(settings).with_overrides(home=Path(scratch), store=""))
         try:
             report = checker.index([folder], replace=True)
             results = lint(checker, progress=progress)
