@@ -48,7 +48,9 @@ def hook_output(payload: str, home: Path | None = None) -> str | None:
     if not prompt.strip():
         return None
     settings = load_settings(home)
-    action = action_for(route(settings, prompt), settings.soft_threshold, via=SKILL_TOOL)
+    action = action_for(
+        route(settings, prompt), settings.soft_threshold, SKILL_TOOL, settings.claude_code_library_roots
+    )
     if action.type == "passthrough":
         return None
     return json.dumps(
