@@ -30,6 +30,7 @@ from skillpilot.bench.claude_code import (  # noqa: E402
     scripted_api,
     skill_listing,
     text_reply,
+    tool_use,
 )
 from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
 from skillpilot.serve.http import create_app  # noqa: E402
@@ -111,3 +112,45 @@ def test_a_project_skill_from_the_cwd_is_routed(session: tuple[Path, Path], tmp_
     assert "web-scrape" in skill_listing(first), "Claude Code did not list the project skill"
     context = hook_context(first)
     assert context is not None and "`web-scrape`" in context, context
+
+
+def test_library_mode_hands_the_model_a_skill_md_it_reads(tmp_path: Path) -> None:
+    """Skills in a library root Claude Code does not read: the hook names the SKILL.md to read,
+    the model reads it with Claude Code's Read tool, and the skill's instructions reach the model."""
+    binary = claude_binary()
+    home, skillpilot_home, library = tmp_path / "home", tmp_path / "skillpilot", tmp_path / "library"
+    for name in USER_SKILLS:
+        shutil.copytree(SKILLS / name, library / name)
+    write_hooks(home)
+    skillpilot_home.mkdir()
+    config = {"platforms": {"claudeCode": {"libraryRoots": [str(library)]}}}
+    (skillpilot_home / "config.yaml").write_text(json.dumps(config), encoding="utf-8")
+    pilot = SkillPilot(home=skillpilot_home, preconditions=False)
+    pilot.index([library])
+    skill_md = library / "git-commit" / "SKILL.md"
+
+    def script(request: Recorded) -> list[dict[str, object]]:
+        context = hook_context(request) or ""
+        if f"read {skill_md}" in context and len(request.body["messages"]) <= 2:
+            return tool_use("Read", {"file_path": str(skill_md)}, "toolu_read")
+        return text_reply("Done.")
+
+    with uvicorn_on_loopback(create_app(pilot)) as url, scripted_api(script) as api:
+        write_serve_file(skillpilot_home, ServeInfo(url=url, pid=os.getpid()))
+        env = claude_env(home, api, SKILLPILOT_HOME=str(skillpilot_home), PYTHONPATH=str(SRC))
+        run_claude(binary, "commit my changes", tmp_path, env)
+    pilot.close()
+    first, *rest = api.model_requests()
+    context = hook_context(first)
+    assert context is not None and f"read {skill_md} and follow its instructions" in context, context
+    assert "Skill tool" not in context
+    assert "git-commit" not in skill_listing(first), "Claude Code listed a library skill itself"
+    assert rest, "the model's Read call got no answer"
+    results = [
+        b
+        for m in rest[0].body["messages"]
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+    instructions = "Run `git status --short` and `git diff --staged`"
+    assert any(instructions in json.dumps(r["content"]) for r in results), results
