@@ -46,6 +46,7 @@ from skillpilot.bench.claude_code import (
     text_reply,
 )
 from skillpilot.serve import read_serve_file
+from skillpilot.serve.client import route_via_service
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent.parent / "shared" / "bench"
@@ -131,6 +132,10 @@ def measure(binary: Path, size: int, work: Path) -> dict[str, Any]:
     with resident_service(env):
         hook_env = {**env, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
         library_request = first_request(binary, library_home, work, **hook_env)
+        info = read_serve_file(Path(env["SKILLPILOT_HOME"]))
+        assert info is not None
+        # What the hook was told, to explain an empty context (a pass-through) in the table.
+        decision = route_via_service(info, PROMPT, timeout=30)
     context = (hook_context(library_request) or "").split("\n\n")[0]
     # In library mode Claude Code reads no skill folder of ours: its listing is its built-ins.
     builtin = skill_listing(library_request)
@@ -152,7 +157,9 @@ def measure(binary: Path, size: int, work: Path) -> dict[str, Any]:
             "skills_listed": 0,
             "hook_context_chars": len(context),
             "hook_context": context,
-            "routed": context.split("`")[1] if "`" in context else None,
+            "decision": decision.decision,
+            "top_skill": decision.skill.name if decision.skill else None,
+            "confidence": round(decision.confidence, 3),
         },
         "request_chars_saved": request_chars - library_chars,
     }
@@ -188,7 +195,7 @@ def main() -> None:
         print(
             f"{row['skills']:>7} {'library':<10} {lib['request_chars']:>14,} {lib['listing_chars']:>14,} "
             f"{lib['skills_listed']:>7} {'-':>8} {lib['hook_context_chars']:>9,} {row['request_chars_saved']:>8,}"
-            f"  -> {lib['routed']}"
+            f"  {lib['decision']} {lib['top_skill']} ({lib['confidence']:.2f})"
         )
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"claude_code": version, "prompt": PROMPT, "rows": rows}, indent=1) + "\n")
