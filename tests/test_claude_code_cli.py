@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +33,7 @@ from skillpilot.bench.claude_code import (  # noqa: E402
     text_reply,
     tool_use,
 )
+from skillpilot.feedback import FeedbackStore  # noqa: E402
 from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
 from skillpilot.serve.http import create_app  # noqa: E402
 
@@ -44,18 +46,14 @@ USER_SKILLS = ["git-commit", "csv-analyze", "email-send", "translate-text", "cha
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
-def hook_command(*args: str) -> str:
-    return " ".join([sys.executable, "-m", "skillpilot", *args])
-
-
-def write_hooks(home: Path) -> None:
-    settings = {
-        "hooks": {
-            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": hook_command("hook", "claude-code")}]}],
-        }
-    }
-    (home / ".claude").mkdir(parents=True, exist_ok=True)
-    (home / ".claude" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+def setup_hooks(home: Path, skillpilot_home: Path) -> None:
+    """``skillpilot setup claude-code`` as a user runs it, with ``home`` as HOME."""
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(SRC), "SKILLPILOT_HOME": str(skillpilot_home)}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    command = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json"]
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["settings"] == str(home / ".claude" / "settings.json")
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +64,13 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     home, skillpilot_home = root / "home", root / "skillpilot"
     for name in USER_SKILLS:
         shutil.copytree(SKILLS / name, home / ".claude" / "skills" / name)
-    write_hooks(home)
     pilot = SkillPilot(home=skillpilot_home, preconditions=False)
     pilot.index([home / ".claude" / "skills"])
-    with uvicorn_on_loopback(create_app(pilot)) as url:
+    pilot.route("warm up")  # a service answers warm; the hook gives up on one that takes seconds
+    setup_hooks(home, skillpilot_home)
+    # The service (this process) finds Claude Code's skills where Claude Code keeps them for this HOME.
+    with pytest.MonkeyPatch.context() as patch, uvicorn_on_loopback(create_app(pilot)) as url:
+        patch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
         write_serve_file(skillpilot_home, ServeInfo(url=url, pid=os.getpid()))
         yield home, skillpilot_home
     pilot.close()
@@ -103,7 +104,6 @@ def test_a_passthrough_prompt_adds_nothing(session: tuple[Path, Path], tmp_path:
     assert "SkillPilot" not in json.dumps([request.body.get("messages") for request in requests])
 
 
-@pytest.mark.xfail(strict=True, reason="project skills reach the hook with issue 18 item 4 (branch hook)")
 def test_a_project_skill_from_the_cwd_is_routed(session: tuple[Path, Path], tmp_path: Path) -> None:
     project = tmp_path / "project"
     shutil.copytree(SKILLS / "web-scrape", project / ".claude" / "skills" / "web-scrape")
@@ -121,12 +121,13 @@ def test_library_mode_hands_the_model_a_skill_md_it_reads(tmp_path: Path) -> Non
     home, skillpilot_home, library = tmp_path / "home", tmp_path / "skillpilot", tmp_path / "library"
     for name in USER_SKILLS:
         shutil.copytree(SKILLS / name, library / name)
-    write_hooks(home)
     skillpilot_home.mkdir()
     config = {"platforms": {"claudeCode": {"libraryRoots": [str(library)]}}}
     (skillpilot_home / "config.yaml").write_text(json.dumps(config), encoding="utf-8")
     pilot = SkillPilot(home=skillpilot_home, preconditions=False)
     pilot.index([library])
+    pilot.route("warm up")  # a service answers warm; the hook gives up on one that takes seconds
+    setup_hooks(home, skillpilot_home)
     skill_md = library / "git-commit" / "SKILL.md"
 
     def script(request: Recorded) -> list[dict[str, object]]:
@@ -154,3 +155,25 @@ def test_library_mode_hands_the_model_a_skill_md_it_reads(tmp_path: Path) -> Non
     ]
     instructions = "Run `git status --short` and `git diff --staged`"
     assert any(instructions in json.dumps(r["content"]) for r in results), results
+
+
+def test_the_skill_the_model_invokes_is_stored_as_an_implicit_signal(
+    session: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A soft route the model answers with a Skill call: Claude Code's PostToolUse hook reaches the
+    service, which stores an implicit confirm for the invoked skill."""
+    prompt = "how do I say good morning to my team in Japanese?"
+
+    def script(request: Recorded) -> list[dict[str, object]]:
+        if len(request.body["messages"]) <= 2:
+            return tool_use("Skill", {"skill": "translate-text"}, "toolu_skill")
+        return text_reply("おはようございます")
+
+    requests = run(session, prompt, tmp_path, script)
+    context = hook_context(requests[0])
+    assert context is not None and "may fit this prompt" in context, context
+    assert any("Launching skill: translate-text" in json.dumps(r.body["messages"]) for r in requests[1:])
+    store = FeedbackStore(session[1] / "feedback.sqlite")
+    signals = [s for s in store.signals() if s.query == prompt]
+    store.close()
+    assert [(s.kind, s.skill, s.implicit) for s in signals] == [("confirmed", "translate-text", True)], signals

@@ -23,6 +23,7 @@ import pytest
 pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
+from skillpilot.adapters import claude_code_setup  # noqa: E402
 from skillpilot.bench.claude_code import claude_env, hook_context, run_claude, scripted_api, text_reply  # noqa: E402
 from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
 from skillpilot.serve.http import create_app  # noqa: E402
@@ -57,7 +58,8 @@ def test_claude_code_validates_the_plugin_and_the_marketplace(tmp_path: Path) ->
     report = json.loads(plugin.stdout)
     assert report["success"] and report["manifest"]["type"] == "plugin", report["manifest"]
     hooks = {(h["event"], h.get("matcher")): h["command"] for h in report["provides"]["hooks"]}
-    assert hooks == {("UserPromptSubmit", None): HOOK, ("PostToolUse", "Skill"): HOOK}
+    # The same events `skillpilot setup claude-code` installs.
+    assert hooks == {(event, matcher): HOOK for event, matcher in claude_code_setup.EVENTS}
     assert [(s["name"], s["target"], s["args"]) for s in report["provides"]["mcpServers"]] == [
         ("skillpilot", "skillpilot", ["mcp"])
     ]
@@ -66,9 +68,11 @@ def test_claude_code_validates_the_plugin_and_the_marketplace(tmp_path: Path) ->
     assert json.loads(market.stdout)["manifest"]["type"] == "marketplace"
 
 
-def test_the_installed_plugin_routes_prompts_and_serves_mcp(tmp_path: Path) -> None:
+def test_the_installed_plugin_routes_prompts_and_serves_mcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     binary = claude_binary()
     home, skillpilot_home, bin_dir = tmp_path / "home", tmp_path / "skillpilot", tmp_path / "bin"
+    # The service (this process) finds Claude Code's skills and plugins where this HOME keeps them.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     for name in ("git-commit", "csv-analyze", "email-send"):
         shutil.copytree(SKILLS / name, home / ".claude" / "skills" / name)
     # The plugin runs `skillpilot` from PATH: this checkout's, as `pip install` would put there.
@@ -84,6 +88,7 @@ def test_the_installed_plugin_routes_prompts_and_serves_mcp(tmp_path: Path) -> N
 
     pilot = SkillPilot(home=skillpilot_home, preconditions=False)
     pilot.index([home / ".claude" / "skills"])
+    pilot.route("warm up")  # a service answers warm; the hook gives up on one that takes seconds
     added = claude(binary, "plugin", "marketplace", "add", str(REPO), env=env, cwd=tmp_path)
     assert added.returncode == 0, added.stdout + added.stderr
     installed = claude(binary, "plugin", "install", "skillpilot@skillpilot", env=env, cwd=tmp_path)
@@ -96,7 +101,9 @@ def test_the_installed_plugin_routes_prompts_and_serves_mcp(tmp_path: Path) -> N
 
     with uvicorn_on_loopback(create_app(pilot)) as url, scripted_api(lambda _r: text_reply("Done.")) as api:
         write_serve_file(skillpilot_home, ServeInfo(url=url, pid=os.getpid()))
-        run_claude(binary, "commit my changes", tmp_path, {**claude_env(home, api), **env})
+        # The MCP server was checked above; starting it again here (it loads the models) would
+        # compete with the service for the CPU while the hook waits at most 2 s for it.
+        run_claude(binary, "commit my changes", tmp_path, {**claude_env(home, api), **env}, "--strict-mcp-config")
     pilot.close()
     context = hook_context(api.model_requests()[0])
     assert context is not None and "the skill `git-commit`" in context, context
