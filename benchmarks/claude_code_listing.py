@@ -119,19 +119,21 @@ def measure(binary: Path, size: int, work: Path) -> dict[str, Any]:
 
     library_home, skillpilot_home = work / "library-home", work / "skillpilot"
     (library_home / ".claude").mkdir(parents=True)
-    hook = f"{sys.executable} -m skillpilot hook claude-code"
-    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": hook}]}]}}
-    (library_home / ".claude" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     skillpilot_home.mkdir()
     config = {"platforms": {"claudeCode": {"libraryRoots": [str(library)]}}}
     (skillpilot_home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     pilot = SkillPilot(home=skillpilot_home, preconditions=False)
     pilot.index([library])
     pilot.close()
-    env = {"SKILLPILOT_HOME": str(skillpilot_home), "SKILLPILOT_PRECONDITIONS": "off"}
+    env = {
+        "SKILLPILOT_HOME": str(skillpilot_home),
+        "SKILLPILOT_PRECONDITIONS": "off",
+        "CLAUDE_CONFIG_DIR": str(library_home / ".claude"),
+    }
+    setup = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json"]
+    subprocess.run(setup, env={**os.environ, **env}, check=True, capture_output=True, timeout=600)
     with resident_service(env):
-        hook_env = {**env, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-        library_request = first_request(binary, library_home, work, **hook_env)
+        library_request = first_request(binary, library_home, work, SKILLPILOT_HOME=str(skillpilot_home))
         info = read_serve_file(Path(env["SKILLPILOT_HOME"]))
         assert info is not None
         # What the hook was told, to explain an empty context (a pass-through) in the table.
