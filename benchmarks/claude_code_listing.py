@@ -101,6 +101,10 @@ def resident_service(env: dict[str, str]) -> Iterator[None]:
                     f"skillpilot serve did not start: {service.stderr.read().decode() if service.stderr else ''}"
                 )
             time.sleep(0.2)
+        info = read_serve_file(home)
+        assert info is not None
+        # A service a user keeps running is warm; the hook gives up on one slower than 2 s.
+        route_via_service(info, "warm up", timeout=120)
         yield
     finally:
         service.terminate()
