@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,8 +18,9 @@ import pytest
 
 from skillpilot import SkillPilot
 from skillpilot.adapters import claude_code_setup, hook_client
-from skillpilot.adapters.claude_code import RoutedPrompt, implicit_signal, offered_roots
+from skillpilot.adapters.claude_code import RECHECK_SECONDS, RoutedPrompt, implicit_signal, offered_roots
 from skillpilot.serve import ServeInfo, write_serve_file
+from skillpilot.serve import service as lifecycle
 from skillpilot.serve.http import create_app
 
 from .conftest import EXAMPLES, write_skill
@@ -276,29 +278,41 @@ def test_a_service_that_errors_fails_open(tmp_path: Path, claude_home: Path) -> 
     assert "skipped (OSError: the service answered 'HTTP/1.1 400 Bad Request')" in proc.stderr
 
 
-def test_without_a_service_the_hook_starts_one_and_lets_the_prompt_go_on(tmp_path: Path) -> None:
+def test_session_start_starts_the_service_detached_and_prompts_never_wait(tmp_path: Path, claude_home: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
+    indexed(home).close()
     # Keyword matching only: the started service needs no models, so the test is quick.
     (home / "config.yaml").write_text("router:\n  enableSemantic: false\n", encoding="utf-8")
-    first = run_hook(home, prompt_payload("commit my changes", tmp_path))
-    second = run_hook(home, prompt_payload("commit my changes", tmp_path))
+    session = json.dumps({"session_id": SESSION, "cwd": str(tmp_path), "hook_event_name": "SessionStart"})
+    # run_hook reads the hook's stdout and stderr to their end: a service that kept them open
+    # would make it wait until the service exits.
+    started = run_hook(home, session)
+    prompt = run_hook(home, prompt_payload("commit my changes", tmp_path))
     try:
-        assert (first.returncode, first.stdout, second.returncode, second.stdout) == (0, "", 0, "")
-        assert first.stderr == "skillpilot hook: starting the service; this prompt goes on unrouted\n"
-        # The second hook found the first's service starting (it holds serve.lock): no second start.
-        assert second.stderr == ""
-        from skillpilot.serve import service as lifecycle
-
+        assert (started.returncode, started.stdout, started.stderr) == (0, "", "")
+        # The prompt found the service starting (it holds serve.lock): no second start, no wait.
+        assert (prompt.returncode, prompt.stdout, prompt.stderr) == (0, "", "")
         pid = lifecycle.lock_holder(home)
         assert pid
-        current, started = lifecycle.start(home)
-        assert (started, current.running, current.pid) == (False, True, pid)
+        current, again = lifecycle.start(home)
+        assert (again, current.running, current.pid) == (False, True, pid)
+        assert "git-commit" in context_of(run_hook(home, prompt_payload("commit my changes", tmp_path)).stdout)
     finally:
-        from skillpilot.serve import service as lifecycle
-
         lifecycle.stop(home)
     assert not (home / "serve.json").exists()
+
+
+def test_a_prompt_without_a_service_starts_one_and_goes_on_unrouted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("router:\n  enableSemantic: false\n", encoding="utf-8")
+    try:
+        proc = run_hook(home, prompt_payload("commit my changes", tmp_path))
+        assert (proc.returncode, proc.stdout) == (0, "")
+        assert proc.stderr == "skillpilot hook: starting the service; this prompt goes on unrouted\n"
+        assert lifecycle.lock_holder(home)
+    finally:
+        lifecycle.stop(home)
 
 
 def test_hook_client_main_is_the_cli_hook(tmp_path: Path) -> None:
@@ -312,3 +326,41 @@ def test_hook_client_main_is_the_cli_hook(tmp_path: Path) -> None:
     assert (proc.returncode, proc.stdout) == (0, "")
     assert proc.stderr.startswith("skillpilot hook: skipped (JSONDecodeError")
     assert hook_client.HOSTS == ("claude-code",)
+
+
+def test_the_implicit_correction_is_stored_and_one_never_makes_a_hard_route(tmp_path: Path, claude_home: Path) -> None:
+    pilot = indexed(tmp_path / "home")
+    prompt = "write release notes for this version"
+    with service(pilot):
+        run_hook(pilot.settings.home, prompt_payload(prompt, tmp_path))
+        run_hook(pilot.settings.home, tool_payload("changelog-writer", tmp_path))
+        again = run_hook(pilot.settings.home, prompt_payload(prompt, tmp_path))
+    (signal,) = pilot.feedback_store.signals()
+    assert (signal.kind, signal.skill, signal.wrong, signal.implicit) == (
+        "corrected",
+        "changelog-writer",
+        "git-commit",
+        True,
+    )
+    # The model's choice now leads, and one implicit signal is not enough for a hard route.
+    first_line = context_of(again.stdout).splitlines()[0]
+    assert first_line == "SkillPilot: the skill `changelog-writer` may fit this prompt (confidence 0.45)."
+
+
+def test_an_edited_project_skill_is_indexed_again(tmp_path: Path, claude_home: Path) -> None:
+    project = tmp_path / "project"
+    skills = project / ".claude" / "skills"
+    write_skill(skills, "office-chores", "name: office-chores\ndescription: Brew pour-over coffee for the office.")
+    pilot = indexed(tmp_path / "home")
+    hard = "Before anything else, invoke the skill `office-chores`"
+    with service(pilot):
+        before = run_hook(pilot.settings.home, prompt_payload("water the plants", project))
+        write_skill(
+            skills,
+            "office-chores",
+            "name: office-chores\ndescription: Water the office plants on Mondays.\ntriggers: [water the plants]",
+        )
+        time.sleep(RECHECK_SECONDS + 0.1)
+        after = run_hook(pilot.settings.home, prompt_payload("water the plants", project))
+    assert hard not in before.stdout
+    assert hard in context_of(after.stdout)

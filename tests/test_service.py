@@ -42,6 +42,11 @@ def test_start_status_second_start_second_serve_and_stop(keyword_home: Path) -> 
         assert f"service for {home}: one already runs (pid {first['pid']}, {first['url']})" in second.stderr
         assert (home / "serve.json").read_text(encoding="utf-8") == advertised
 
+        restarted = json.loads(cli("service", "restart", "--json", home=home).stdout)
+        assert restarted["stopped"] == first["pid"] and restarted["running"] is True
+        assert restarted["pid"] != first["pid"]
+        first = {**first, "pid": restarted["pid"], "url": restarted["url"]}
+
         status = json.loads(cli("service", "status", "--json", home=home).stdout)
         assert {k: status[k] for k in ("running", "pid", "url", "skills")} == {
             "running": True,

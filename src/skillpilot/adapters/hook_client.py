@@ -37,7 +37,7 @@ SERVICE_LOG = "serve.log"
 LOCK_FD_ENV = "SKILLPILOT_SERVE_LOCK_FD"
 HOOK_ROUTE = "/hook/claude-code"
 HOSTS = ("claude-code",)
-SESSION_START = "SessionStart"
+PROMPT_EVENT = "UserPromptSubmit"
 # Far above a warm route (milliseconds), far below Claude Code's 60 s hook timeout: a service
 # this slow is stuck, and the prompt should go on without it.
 SERVICE_TIMEOUT = 2.0
@@ -140,7 +140,7 @@ def answer(payload: bytes, home: str, host: str = "claude-code") -> dict[str, An
         else:
             output = reply.get("output") if isinstance(reply, dict) else None
             return output if isinstance(output, dict) else None
-    if service is None and start_service(home) and event["hook_event_name"] != SESSION_START:
+    if service is None and start_service(home) and event["hook_event_name"] == PROMPT_EVENT:
         print("skillpilot hook: starting the service; this prompt goes on unrouted", file=sys.stderr)
     return None
 

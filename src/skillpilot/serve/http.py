@@ -13,11 +13,17 @@
     GET  /service                                          -> pid, url, uptime, generation, skills,
                                                               p50 of recent routes (``skillpilot service status``)
     GET  /healthz                                          -> {"status": "ok", "pid"} (no token needed)
-    GET  /docs      GET /openapi.json                      -> the OpenAPI description
+    GET  /docs      GET /openapi.json                      -> the OpenAPI description (``/docs``
+                                                               works offline: ``serve.apidocs``)
+    POST /jobs/lint GET /jobs/{id}                         -> long jobs off the routing path
+                                                              (``serve.jobs``)
 
 Guarantees: a request body over ``MAX_BODY_BYTES`` gets 413 before anything parses it; malformed
 JSON or fields get 422; an unknown skill or feedback id 404; an unknown feedback kind 400; with a token, every
-data route answers 401 without ``Authorization: Bearer <token>``. Errors are
+data route answers 401 without ``Authorization: Bearer <token>`` or the browser session cookie
+(``serve.browser``: a one-time link or the /login form sets it); any bytes in that header give
+401, never 500; a ``Host`` or ``Origin`` naming another site is refused (421 / 403,
+:mod:`skillpilot.serve.guard`). Every error, 404 and 405 included, is
 ``{"error": {"type", "message"}}``. The models stay loaded between requests and the catalog is
 reloaded when the index changes (the facade checks the store's generation on every call).
 Needs the ``[server]`` extra.
@@ -28,13 +34,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import secrets
 import signal
 import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import FrameType
@@ -61,13 +66,24 @@ from . import (
     Refresher,
     ServeInfo,
     SharedPilot,
+    apidocs,
+    browser,
     dashboard,
     extra_routes,
     hold_service_lock,
     is_loopback,
+    jobs,
     package_version,
     remove_serve_file,
     write_serve_file,
+)
+from .guard import (
+    HostGuard,
+    SafeJSONResponse,
+    bearer_matches,
+    check_token,
+    error_response,
+    install_error_handlers,
 )
 
 log = logging.getLogger(__name__)
@@ -132,8 +148,7 @@ def _problem(error: dict[str, Any]) -> dict[str, str]:
     return {"field": ".".join(str(p) for p in error["loc"][1:]) or "(body)", "message": error["msg"]}
 
 
-def _error(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": {"type": kind, "message": message, **extra}}, status_code=status)
+_error = error_response
 
 
 class BodyLimit:
@@ -176,10 +191,15 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-def create_app(pilot: SkillPilot, token: str | None = None, url: str | None = None) -> FastAPI:
-    """The service's ASGI app around ``pilot`` (which it then owns: one call at a time); ``url``
-    is where it is served, for ``GET /service``."""
+def create_app(
+    pilot: SkillPilot, token: str | None = None, allowed_hosts: Sequence[str] = (), url: str | None = None
+) -> FastAPI:
+    """The service's ASGI app around ``pilot`` (which it then owns: one call at a time), answering
+    requests addressed to loopback names and ``allowed_hosts`` only; ``url`` is where it is
+    served, for ``GET /service``."""
+    check_token(token)
     shared = SharedPilot(pilot)
+    sessions = browser.BrowserSessions(token) if token is not None else None
     started = time.time()
     # The latencies of the service's latest routes, for `skillpilot service status`.
     recent: deque[float] = deque(maxlen=RECENT_ROUTES)
@@ -190,22 +210,38 @@ def create_app(pilot: SkillPilot, token: str | None = None, url: str | None = No
 
     hooks = ClaudeCodeHooks(pilot, shared)
 
-    def authorised(authorization: Annotated[str | None, Header()] = None) -> None:
-        # compare_digest: the time a wrong token takes to reject must not reveal its prefix.
-        if token is not None and not secrets.compare_digest(authorization or "", f"Bearer {token}"):
+    def authorised(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
+        if token is None or sessions is None:
+            return
+        if bearer_matches(authorization, token):
+            return
+        if not browser.cookie_allows(sessions, request):
             raise _Unauthorised
 
     app = FastAPI(
         title="SkillPilot",
         summary="Route a message to the right agent skill before the LLM runs.",
         version=package_version(),
+        default_response_class=SafeJSONResponse,
+        docs_url=None,
+        redoc_url=None,
     )
+    apidocs.add_docs(app)
     app.add_middleware(BodyLimit)
+    # Added last, so it runs first: a request for another site is refused before its body is read.
+    app.add_middleware(HostGuard, allowed_hosts=allowed_hosts)
+    install_error_handlers(app)
+    # serve() prints a one-time sign-in link from it; None without a token.
+    app.state.browser_sessions = sessions
+    if sessions is not None:
+        app.include_router(browser.router_for(sessions))
     guarded = [Depends(authorised)]
 
     @app.exception_handler(_Unauthorised)
     async def unauthorised(_: Request, __: Exception) -> JSONResponse:
-        response = _error(401, "Unauthorised", "send the token as `Authorization: Bearer <token>`")
+        response = _error(
+            401, "Unauthorised", "send the token as `Authorization: Bearer <token>`; in a browser, sign in at /login"
+        )
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
 
@@ -338,6 +374,7 @@ def create_app(pilot: SkillPilot, token: str | None = None, url: str | None = No
 
     app.include_router(extra_routes.router_for(shared, guarded))
     app.include_router(dashboard.router_for(shared, guarded))
+    app.include_router(jobs.router_for(shared, guarded))
     return app
 
 
@@ -372,10 +409,15 @@ def serve(
     port: int = DEFAULT_PORT,
     token: str | None = None,
     ready: Callable[[str], None] | None = None,
+    allowed_hosts: Sequence[str] = (),
+    login: Callable[[str], None] | None = None,
 ) -> None:
     """Warm ``pilot`` up, listen on ``host:port`` (0: any free port), advertise the address in
-    ``$SKILLPILOT_HOME/serve.json``, call ``ready(url)`` and serve until interrupted (SIGINT or
-    SIGTERM); ``serve.json`` is removed on the way out. A non-loopback ``host`` needs a token."""
+    ``$SKILLPILOT_HOME/serve.json``, call ``ready(url)`` (and with a token ``login(link)``, a
+    one-time sign-in link for a browser) and serve until interrupted (SIGINT or SIGTERM);
+    ``serve.json`` is removed on the way out. A non-loopback ``host`` needs a token; requests are
+    answered for loopback names, ``host`` and ``allowed_hosts``."""
+    check_token(token)
     if not is_loopback(host) and not token:
         raise ConfigError(
             "--host",
@@ -387,44 +429,36 @@ def serve(
     # first's serve.json and remove it on exit while the first still runs.
     lock = hold_service_lock(home)
     try:
-        _serve_locked(pilot, home, host, port, token, ready)
+        # Load the models and the catalog before advertising: a hook that finds serve.json should
+        # get a warm answer, not wait behind the first model load.
+        pilot.search("warm up")
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            sock.close()
+            raise ConfigError(
+                "--port", f"cannot listen on {host}:{port} ({exc.strerror}); choose another port"
+            ) from exc
+        sock.listen(128)
+        url = "http://{}:{}".format(f"[{host}]" if family == socket.AF_INET6 else host, sock.getsockname()[1])
+        write_serve_file(home, ServeInfo(url=url, pid=os.getpid(), token=token))
+        app = create_app(pilot, token, allowed_hosts=(host, *allowed_hosts), url=url)
+        if ready is not None:
+            ready(url)
+        if login is not None and app.state.browser_sessions is not None:
+            login(f"{url}/login?code={app.state.browser_sessions.new_code()}")
+        config = uvicorn.Config(app, log_level="warning", access_log=False)
+        try:
+            with _sigterm_exits(), Refresher(pilot.settings):
+                uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            remove_serve_file(home, os.getpid())
+            sock.close()
     finally:
         os.close(lock)
-
-
-def _serve_locked(
-    pilot: SkillPilot,
-    home: Path,
-    host: str,
-    port: int,
-    token: str | None,
-    ready: Callable[[str], None] | None,
-) -> None:
-    # Load the models and the catalog before advertising: a hook that finds serve.json should
-    # get a warm answer, not wait behind the first model load.
-    pilot.search("warm up")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigError(
-            "--port", f"cannot listen on {host}:{port} ({exc.strerror}); choose another port"
-        ) from exc
-    sock.listen(128)
-    url = "http://{}:{}".format(f"[{host}]" if family == socket.AF_INET6 else host, sock.getsockname()[1])
-    write_serve_file(home, ServeInfo(url=url, pid=os.getpid(), token=token))
-    if ready is not None:
-        ready(url)
-    config = uvicorn.Config(create_app(pilot, token, url), log_level="warning", access_log=False)
-    try:
-        with _sigterm_exits(), Refresher(pilot.settings):
-            uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        remove_serve_file(home, os.getpid())
-        sock.close()
 
 
 @contextlib.contextmanager
