@@ -114,11 +114,12 @@ def test_a_project_skill_from_the_cwd_is_routed(session: tuple[Path, Path], tmp_
     assert context is not None and "`web-scrape`" in context, context
 
 
-def test_library_mode_hands_the_model_a_skill_md_it_reads(tmp_path: Path) -> None:
+def test_library_mode_hands_the_model_a_skill_md_it_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Skills in a library root Claude Code does not read: the hook names the SKILL.md to read,
     the model reads it with Claude Code's Read tool, and the skill's instructions reach the model."""
     binary = claude_binary()
     home, skillpilot_home, library = tmp_path / "home", tmp_path / "skillpilot", tmp_path / "library"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     for name in USER_SKILLS:
         shutil.copytree(SKILLS / name, library / name)
     skillpilot_home.mkdir()
