@@ -159,6 +159,11 @@ OPTIONS: tuple[Option, ...] = (
         "show_conflict_info",
         "OpenClaw: say which conflicting skills were passed over (true/false)",
     ),
+    Option(
+        "platforms.claudeCode.libraryRoots",
+        "claude_code_library_roots",
+        "Claude Code: skill folders it does not read itself; the hook tells the model to read the routed SKILL.md",
+    ),
 )
 # config.yaml key (dotted) -> Settings field
 YAML_KEYS: dict[str, str] = {o.key: o.field for o in OPTIONS}
@@ -221,6 +226,8 @@ class Settings:
     output_format: str = "human"
     show_routing_info: bool = False
     show_conflict_info: bool = True
+    # Library mode: skills indexed from folders Claude Code never lists, handed over by path.
+    claude_code_library_roots: tuple[str, ...] = ()
 
     @property
     def index_path(self) -> Path:
