@@ -209,7 +209,7 @@ class RouteResult:
 
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any]) -> RouteResult:
-        trace = data["trace"] if "trace" in data else None
+        trace = data.get("trace")
         return cls(
             query=str(data["query"]),
             skill=_skill_ref(data["skill"]),
