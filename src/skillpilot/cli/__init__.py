@@ -23,9 +23,8 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import click
 import typer
 import typer.core
 import typer.main
@@ -38,6 +37,9 @@ from ..errors import SkillPilotError
 from ..index import open_store
 from ..model import IndexReport, RouteResult
 from ..router import SkillPilot
+
+if TYPE_CHECKING:
+    from typer._click import Command  # Typer vendors its own Click
 
 EXIT_ERROR = 1
 EXIT_PASSTHROUGH = 3
@@ -71,7 +73,7 @@ LAZY_COMMANDS: dict[str, str] = {
 }
 
 
-def _load_commands(module_name: str) -> dict[str, click.Command]:
+def _load_commands(module_name: str) -> dict[str, Command]:
     """The Click commands that ``module_name``'s ``register(app)`` adds to an app."""
     module = importlib.import_module(f".{module_name}", __name__)
     staging = typer.Typer()
@@ -79,15 +81,15 @@ def _load_commands(module_name: str) -> dict[str, click.Command]:
     return dict(typer.main.get_group(staging).commands)
 
 
-class _LazyCommands(MutableMapping[str, click.Command]):
+class _LazyCommands(MutableMapping[str, "Command"]):
     """A group's commands: the eager ones, then ``lazy`` ones built on first lookup."""
 
-    def __init__(self, eager: Mapping[str, click.Command], lazy: Mapping[str, str]) -> None:
+    def __init__(self, eager: Mapping[str, Command], lazy: Mapping[str, str]) -> None:
         self._eager = dict(eager)
         self._lazy = lazy
-        self._loaded: dict[str, click.Command] = {}
+        self._loaded: dict[str, Command] = {}
 
-    def __getitem__(self, name: str) -> click.Command:
+    def __getitem__(self, name: str) -> Command:
         if name in self._eager:
             return self._eager[name]
         if name not in self._lazy:
@@ -96,7 +98,7 @@ class _LazyCommands(MutableMapping[str, click.Command]):
             self._loaded.update(_load_commands(self._lazy[name]))
         return self._loaded[name]
 
-    def __setitem__(self, name: str, command: click.Command) -> None:
+    def __setitem__(self, name: str, command: Command) -> None:
         self._eager[name] = command
 
     def __delitem__(self, name: str) -> None:
