@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 EXIT_ERROR = 1
 EXIT_PASSTHROUGH = 3
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 # Command name -> the module of this package whose register(app) adds it; --help lists them in
 # this order after the core commands (Typer's own order: commands, then groups of commands).
@@ -438,5 +439,5 @@ def demo(
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=LOG_FORMAT)
     app()
