@@ -37,8 +37,9 @@ class _StderrHandler(logging.StreamHandler[TextIO]):
         pass
 
 
-def run_cli(*args: str, home: Path | None = None, stdin: str | None = None, **env: str) -> CliOutcome:
-    """Run ``skillpilot ARGS`` as ``main()`` does, with ``home`` as SKILLPILOT_HOME and ``env`` set.
+def run_cli(*args: str, home: Path | None = None, stdin: str | None = None, **env: str | None) -> CliOutcome:
+    """Run ``skillpilot ARGS`` as ``main()`` does, with ``home`` as SKILLPILOT_HOME and ``env`` set
+    (a None value unsets the variable).
 
     An exception the CLI does not turn into an exit code is re-raised: in a real process it would
     be a traceback, which no test expects."""

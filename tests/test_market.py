@@ -5,9 +5,6 @@ find_skill, and the CLI."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,7 @@ from skillpilot import SkillPilot
 from skillpilot.errors import ConfigError, SkillNotFoundError
 from skillpilot.market import Market, SearchFilters, find_skill
 
+from .cli_util import CliOutcome, run_cli
 from .conftest import BENCH, write_skill
 
 SECRET = "Zanzibar-7731 quokka nebula"
@@ -293,10 +291,8 @@ def test_catalog_file_errors_name_the_key(market: Market) -> None:
         path.unlink()
 
 
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
-    return subprocess.run([sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+def _cli(*args: str, home: Path) -> CliOutcome:
+    return run_cli(*args, home=home, SKILLPILOT_ENABLE_SEMANTIC="false")
 
 
 def test_cli_market_commands(tmp_path: Path) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +19,7 @@ from skillpilot.ontoskills.export import export_embeddings
 from skillpilot.ontoskills.reader import read_records
 from skillpilot.ontoskills.writer import validate
 
+from .cli_util import CliOutcome, run_cli
 from .conftest import BENCH, EXAMPLES, write_skill
 
 pytest.importorskip("rdflib")
@@ -203,11 +202,8 @@ def test_exported_embeddings_are_a_working_encoder(tmp_path: Path) -> None:
     assert float(folder.encode_batch(text)[0] @ bundled.encode_batch(text)[0]) > 0.98
 
 
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
-    return subprocess.run(
-        [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+def _cli(*args: str, home: Path) -> CliOutcome:
+    return run_cli(*args, home=home, SKILLPILOT_ENABLE_SEMANTIC="false")
 
 
 def test_cli_compile_json_and_usage_errors(isolated_home: Path, tmp_path: Path) -> None:

@@ -6,8 +6,6 @@ force numpy search."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -25,6 +23,7 @@ from skillpilot.model import SkippedFile
 from skillpilot.retrieve.dense import EMBEDDING
 from skillpilot.text import tokenize
 
+from .cli_util import CliOutcome, run_cli
 from .conftest import BENCH, EXAMPLES
 from .pg_server import fresh_database, postgres_url  # noqa: F401  (a fixture)
 
@@ -183,11 +182,9 @@ def test_exact_vector_search_equals_brute_force(bench_pilots: tuple[SkillPilot, 
 
 def test_cli_index_and_route_with_a_postgres_store(postgres_url: str, tmp_path: Path) -> None:  # noqa: F811
     url = fresh_database(postgres_url, f"cli_{uuid.uuid4().hex[:8]}")
-    env = {**os.environ, "SKILLPILOT_HOME": str(tmp_path / "home"), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True,
-                              env=env, timeout=300)
+    def cli(*args: str) -> CliOutcome:
+        return run_cli(*args, home=tmp_path / "home", SKILLPILOT_ENABLE_SEMANTIC="false")
 
     indexed = cli("index", str(EXAMPLES / "skills"), "--store", url, "--json")
     assert indexed.returncode == 0, indexed.stderr
