@@ -123,7 +123,7 @@ def test_arguments_beat_env_beat_file(isolated_home: Path, monkeypatch: pytest.M
         (
             "embed:\n  provider: bert\n",
             "config 'embed.provider' (in {path}): 'bert' must be one of minilm, "
-            "use-multilingual, openai, local-onnx, or a folder",
+            "openai, use-multilingual, local-onnx, or a folder",
         ),
         (
             "platforms:\n  cli:\n    outputFormat: xml\n",
