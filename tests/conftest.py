@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -41,3 +45,24 @@ def require_corpus() -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def write_encoder_plugin(site: Path, distribution: str, entry_points: dict[str, str]) -> None:
+    """Install a distribution into the folder ``site`` the way pip would leave it (a dist-info with
+    its metadata), declaring ``entry_points`` (spec -> "module:factory") in ``skillpilot.encoders``."""
+    info = site / f"{distribution.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n", encoding="utf-8")
+    lines = [f"{spec} = {target}" for spec, target in entry_points.items()]
+    (info / "entry_points.txt").write_text("[skillpilot.encoders]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _install_fake_encoder() -> None:
+    # The fake encoder (tests/fake_encoder.py) reaches tests as an installed plugin would.
+    site = Path(tempfile.mkdtemp(prefix="skillpilot-test-plugins-"))
+    atexit.register(shutil.rmtree, site, ignore_errors=True)
+    write_encoder_plugin(site, "skillpilot-test-encoders", {"trigram-test": "tests.fake_encoder:build"})
+    sys.path.append(str(site))
+
+
+_install_fake_encoder()
