@@ -58,4 +58,3 @@ def run_cli(*args: str, home: Path | None = None, stdin: str | None = None, **en
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return CliOutcome(result.exit_code, result.stdout, result.stderr)
-

@@ -17,7 +17,7 @@ from skillpilot.encoders import available_encoders
 from .conftest import EXAMPLES, REPO, write_encoder_plugin
 from .fake_encoder import SPEC, TrigramEncoder
 
-PLUGIN_MODULE = '''
+PLUGIN_MODULE = """
 import numpy as np
 
 
@@ -36,7 +36,7 @@ class ShoutEncoder:
 
 def build(settings):
     return ShoutEncoder()
-'''
+"""
 
 PROBE = """
 import json
