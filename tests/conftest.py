@@ -17,6 +17,17 @@ EXAMPLES = REPO / "examples"
 BENCH = REPO.parent / "shared" / "bench"
 
 
+# Tests needing a real browser, openclaw, Claude Code, PostgreSQL replicas or fuzzing time are slow
+# too, so `-m "not slow"` leaves all of them out (pyproject.toml lists the markers).
+IMPLY_SLOW = ("browser", "openclaw", "claude_code", "postgres_replicas", "fuzz")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(name) for name in IMPLY_SLOW):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):

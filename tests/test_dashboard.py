@@ -42,6 +42,7 @@ def test_json_routes_the_dashboard_reads(tmp_path: Path) -> None:
         assert request(url, "GET", "/feedback") == (200, {"signals": []})
 
 
+@pytest.mark.browser
 @needs_browser
 def test_try_a_message_shows_the_winner_and_its_score_bars(tmp_path: Path) -> None:
     from playwright import sync_api

@@ -39,6 +39,7 @@ def node_24() -> str | None:
     return None
 
 
+@pytest.mark.openclaw
 def test_plugin_runs_inside_openclaw(tmp_path: Path) -> None:
     node = node_24()
     if node is None or not (PLUGIN / "node_modules" / "openclaw" / "package.json").exists():
