@@ -122,8 +122,9 @@ def test_arguments_beat_env_beat_file(isolated_home: Path, monkeypatch: pytest.M
         ),
         (
             "embed:\n  provider: bert\n",
+            # trigram-test: the test session's installed encoder plugin (tests/conftest.py).
             "config 'embed.provider' (in {path}): 'bert' must be one of minilm, "
-            "openai, use-multilingual, local-onnx, or a folder",
+            "openai, trigram-test, use-multilingual, local-onnx, or a folder",
         ),
         (
             "platforms:\n  cli:\n    outputFormat: xml\n",

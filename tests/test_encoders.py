@@ -151,8 +151,9 @@ TEXTS = [
 ]
 
 
-def test_builtins_are_registered() -> None:
-    assert available_encoders() == ["minilm", "openai", "use-multilingual"]
+def test_builtins_are_registered_beside_installed_plugins() -> None:
+    # trigram-test is this session's installed plugin (tests/conftest.py).
+    assert available_encoders() == ["minilm", "openai", "trigram-test", "use-multilingual"]
 
 
 def test_contract_shape_dtype_and_unit_rows(encoder: Encoder) -> None:
