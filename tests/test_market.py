@@ -17,7 +17,7 @@ from skillpilot.errors import ConfigError, SkillNotFoundError
 from skillpilot.market import Market, SearchFilters, find_skill
 
 from .cli_util import CliOutcome, run_cli
-from .conftest import BENCH, write_skill
+from .conftest import BENCH, require_corpus, write_skill
 
 SECRET = "Zanzibar-7731 quokka nebula"
 LONG_STEPS = " ".join(
@@ -212,6 +212,7 @@ def test_exact_copies_whatever_the_name(tmp_path: Path) -> None:
 
 def test_dedup_on_the_development_corpus(tmp_path: Path) -> None:
     """OVERLAPS.md's drifted copies are found; the three brand-guidelines stay three skills."""
+    require_corpus()
     pilot = SkillPilot(home=tmp_path / "home", enable_semantic=False)
     pilot.index([BENCH / "skills"])
     pairs = {(p.a, p.b): p.kind for c in Market(pilot).dedup() for p in c.pairs}

@@ -24,7 +24,7 @@ from skillpilot.errors import RegistryError
 from skillpilot.ontoskills.registry import Registry, install, installed, uninstall
 
 from .cli_util import CliOutcome, run_cli
-from .conftest import BENCH
+from .conftest import BENCH, require_corpus
 
 pytest.importorskip("rdflib")
 
@@ -38,6 +38,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 @pytest.fixture()
 def registry_dir(tmp_path: Path) -> Path:
+    require_corpus()
     root = tmp_path / "registry"
     shutil.copytree(COPIED / "packages", root / "packages")
     shutil.copy(COPIED / "index.json", root / "index.json")
