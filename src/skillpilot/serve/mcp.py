@@ -5,9 +5,8 @@ Tools (each returns ``structuredContent`` plus a text block for the model to rea
     route(message)                       -> the RouteResult (as ``POST /route``)
     ontoskill(q, top_k=5)                -> OntoSkills-compatible: a skill id or alias gives the
                                             skill's context, anything else a search
-    find_skill(intent, scope, top_k, filters) -> skills for an intent (no intent lists them): scope
-                                            installed from the index, market/all through
-                                            ``skillpilot.market.find_skill``
+    find_skill(intent, scope, top_k, filters) -> skills for an intent (no intent lists them):
+                                            ``serve.find.find_skill``, as ``POST /find_skill``
     omni_retrieve(query, sessionId?, graphSpace?, knowledgeBase?, sources?, maxTokens?, topK?)
                                          -> ``OmniResult.to_json()`` (as ``POST /context``)
     lint_skill(skill | path)             -> ``{skills: [lint report], failing, skipped}``
@@ -29,7 +28,8 @@ skills. Additions: ``skill.name``, ``skill.description``, ``skill.path`` and
 with meaning matched too it is SkillPilot's ranking in the same result shape, ``mode``
 ``hybrid`` (SkillPilot scores whole skills, never OntoSkills' intent-level ``semantic`` shape).
 
-Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
+Limits (``serve.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
+``MAX_QUERY_CHARS`` characters. Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
 message, argument?, allowed?}``, never a traceback; over stdio nothing but protocol is written
 to stdout (the SDK points fd 1 at stderr while it serves). Needs the ``[mcp]`` extra.
 """
