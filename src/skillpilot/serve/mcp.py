@@ -30,8 +30,9 @@ with meaning matched too it is SkillPilot's ranking in the same result shape, ``
 
 Limits (``serve.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
 ``MAX_QUERY_CHARS`` characters. Guarantees: bad arguments give ``isError`` results with
-``structuredContent.error = {code, message, argument?, allowed?}``, never a traceback; over stdio nothing but protocol is written
-to stdout (the SDK points fd 1 at stderr while it serves). Needs the ``[mcp]`` extra.
+``structuredContent.error = {code, message, argument?, allowed?}``, never a traceback; over
+stdio nothing but protocol is written to stdout (the SDK points fd 1 at stderr while it
+serves). Needs the ``[mcp]`` extra.
 """
 
 from __future__ import annotations
