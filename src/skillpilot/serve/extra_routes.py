@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..market import Market
 from ..omni.model import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, SourceName
 from . import SharedPilot, calls, find
+from .guard import error_response
 from .limits import DEFAULT_TOP_K as DEFAULT_SKILLS
 from .limits import MAX_QUERY_CHARS, MAX_TOP_K, MIN_TOP_K
 
@@ -67,7 +68,7 @@ class FindSkillRequest(_Body):
 
 
 def _invalid(message: str) -> JSONResponse:
-    return JSONResponse({"error": {"type": "InvalidRequest", "message": message}}, status_code=400)
+    return error_response(400, "InvalidRequest", message)
 
 
 def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> APIRouter:
@@ -85,7 +86,9 @@ def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> API
     @router.post("/lint")
     def lint(body: LintRequest) -> Any:
         try:
-            return shared(lambda p: calls.lint_report(p, skill=body.skill, path=body.path))
+            # Not under the routing lock: routes go on while a lint runs (POST /jobs/lint for a
+            # whole index with a progress report).
+            return calls.lint_report(shared, skill=body.skill, path=body.path)
         except ValueError as exc:
             return _invalid(str(exc))
 
@@ -103,9 +106,6 @@ def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> API
         except find.InvalidArgument as exc:
             problem = {"field": exc.argument, "message": str(exc)}
             allowed = {"allowed": list(exc.allowed)} if exc.allowed is not None else {}
-            return JSONResponse(
-                {"error": {"type": "InvalidRequest", "message": str(exc), "details": [problem], **allowed}},
-                status_code=422,
-            )
+            return error_response(422, "InvalidRequest", str(exc), details=[problem], **allowed)
 
     return router

@@ -29,10 +29,13 @@ with meaning matched too it is SkillPilot's ranking in the same result shape, ``
 ``hybrid`` (SkillPilot scores whole skills, never OntoSkills' intent-level ``semantic`` shape).
 
 Limits (``serve.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
-``MAX_QUERY_CHARS`` characters. Guarantees: bad arguments give ``isError`` results with
-``structuredContent.error = {code, message, argument?, allowed?}``, never a traceback; over
-stdio nothing but protocol is written to stdout (the SDK points fd 1 at stderr while it
-serves). Needs the ``[mcp]`` extra.
+``MAX_QUERY_CHARS`` characters.
+
+Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
+message, argument?, allowed?}``, never a traceback; over stdio nothing but protocol is written
+to stdout (the SDK points fd 1 at stderr while it serves), and every line gets an answer: a lone
+surrogate reads as U+FFFD, malformed JSON-RPC gets a JSON-RPC error (:mod:`skillpilot.serve.stdio`).
+Needs the ``[mcp]`` extra.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ from ..router import TRUST_MULTIPLIERS, SkillPilot
 from . import Refresher, SharedPilot, calls, find, is_loopback, package_version
 from .find import SCOPES, InvalidArgument, check_query, check_top_k, matched_by, trust_tier
 from .limits import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
+from .stdio import run_stdio
 
 TOP_K_RANGE = f"{MIN_TOP_K}-{MAX_TOP_K}"
 
@@ -92,10 +96,17 @@ class _Server(MCPServer[Any]):
             message = "; ".join(f"{f}: {e['msg']}" for f, e in zip(fields, problems, strict=True))
             return _error("invalid_argument", message, argument=fields[0] if fields else None)
 
+    async def run_stdio_async(self) -> None:
+        # Every stdin line answered: lone surrogates cleaned, malformed JSON-RPC gets its error.
+        await run_stdio(self)
 
-def build_server(pilot: SkillPilot) -> MCPServer[Any]:
-    """An ``MCPServer`` whose tools call ``pilot`` (which it then owns: one call at a time)."""
+
+def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
+    """An ``MCPServer`` whose tools call ``pilot`` (which it then owns: one call at a time);
+    ``warm`` starts loading its models in the background at once, beside the handshake."""
     shared = SharedPilot(pilot)
+    if warm:
+        shared.warm_up_in_background()
     # The marketplace view of the same index (its state is cached per index generation).
     market = Market(pilot)
     server = _Server(
@@ -187,7 +198,8 @@ def build_server(pilot: SkillPilot) -> MCPServer[Any]:
         skill: Annotated[str | None, Field(description="An installed skill's id.")] = None,
         path: Annotated[str | None, Field(description="A skill folder or SKILL.md to lint.")] = None,
     ) -> CallToolResult:
-        return _tool(lambda: shared(lambda p: _lint(p, skill, path)))
+        # Not under the routing lock: routes go on while a lint runs.
+        return _tool(lambda: _lint(shared, skill, path))
 
     @server.resource(
         "ontology://schema",
@@ -250,11 +262,11 @@ def _omni(pilot: SkillPilot, request: dict[str, Any]) -> CallToolResult:
     return _ok(answer)
 
 
-def _lint(pilot: SkillPilot, skill: str | None, path: str | None) -> CallToolResult:
+def _lint(shared: SharedPilot, skill: str | None, path: str | None) -> CallToolResult:
     if (skill is None) == (path is None):
         raise InvalidArgument("skill", "give exactly one of skill (an installed skill id) or path")
     try:
-        return _ok(calls.lint_report(pilot, skill=skill, path=path))
+        return _ok(calls.lint_report(shared, skill=skill, path=path))
     except ValueError as exc:
         raise InvalidArgument("path" if path is not None else "skill", str(exc)) from exc
 
@@ -523,8 +535,9 @@ def run(
 ) -> None:
     """Serve over stdio, or over streamable HTTP at ``http://host:http_port/mcp`` (loopback only:
     this server has no authentication), calling ``ready(url)`` before it listens. Either way the
-    skill folders are re-scanned every ``index.refreshInterval`` minutes."""
-    server = build_server(pilot)
+    skill folders are re-scanned every ``index.refreshInterval`` minutes. The models load in the
+    background from the start, so ``initialize`` is answered at once and the first call is warm."""
+    server = build_server(pilot, warm=True)
     if http_port is None:
         with Refresher(pilot.settings):
             server.run("stdio")
