@@ -64,7 +64,7 @@ ROWS = _rows()
 
 def _sentence_commands(marker: str) -> set[str]:
     """The commands named in the README sentence containing ``marker``."""
-    sentence = next(s for s in re.split(r"(?<=\.)\s", CLI_SECTION) if marker in s)
+    sentence = next((s for s in re.split(r"(?<=\.)\s", CLI_SECTION) if marker in s), "")
     return set(re.findall(r"`([a-z][a-z -]*?)`", sentence)) & set(COMMANDS)
 
 
@@ -81,7 +81,7 @@ def test_a_row_names_exactly_the_options_of_its_command(path: str) -> None:
     sharing = [COMMANDS[p] for p, r in ROWS.items() if r == row and p in COMMANDS]
     accepted = {spelling for command in sharing for spellings in _options(command) for spelling in spellings}
     assert sorted(named - accepted - {"--help"}) == [], f"the README row of `{path}` names options it lacks"
-    shared = set(COMMON) | ({"--store"} if path in _sentence_commands("take `--store") else set())
+    shared = set(COMMON) | ({"--store"} if path in _sentence_commands("also take it after") else set())
     undocumented = [s[0] for s in _options(COMMANDS[path]) if not (set(s) & (named | shared))]
     assert undocumented == [], f"the README row of `{path}` does not name these options"
 
@@ -94,4 +94,4 @@ def test_the_commands_said_to_lack_home_or_json_are_exactly_those(option: str) -
 
 def test_the_commands_said_to_take_store_are_exactly_those() -> None:
     with_store = {p for p, c in COMMANDS.items() if any("--store" in s for s in _options(c))}
-    assert with_store == _sentence_commands("take `--store")
+    assert with_store == _sentence_commands("also take it after")

@@ -18,6 +18,7 @@ import functools
 import importlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
@@ -34,7 +35,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..errors import SkillPilotError
-from ..index import open_store
 from ..model import IndexReport, RouteResult
 from ..router import SkillPilot
 from ..text import clean_text
@@ -56,6 +56,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "conflicts": "manage",
     "mcp": "surfaces",
     "serve": "surfaces",
+    "doctor": "claude_cmd",
     "lint": "authoring",
     "plan": "authoring",
     "log": "log_cmd",
@@ -70,6 +71,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "feedback": "manage",
     "config": "manage",
     "hook": "surfaces",
+    "service": "claude_cmd",
+    "setup": "claude_cmd",
     "kb": "omni_cmd",
     "graph": "omni_cmd",
 }
@@ -157,8 +160,26 @@ StoreOption = Annotated[
 ]
 
 
+@app.callback()
+def _everywhere(
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Index store for every command (and the services they start): a postgresql:// URL or "
+            "a SQLite file [default: index.store in config.yaml, env SKILLPILOT_STORE, else "
+            "$SKILLPILOT_HOME/index.sqlite].",
+        ),
+    ] = None,
+) -> None:
+    # Through the environment, so every SkillPilot this process builds (serve, mcp, the watcher,
+    # the dashboard) and every process it starts reads it like SKILLPILOT_STORE.
+    if store:
+        os.environ["SKILLPILOT_STORE"] = store
+
+
 def _pilot(home: Path | None, store: str | None = None, surface: str = "cli", **overrides: Any) -> SkillPilot:
-    return SkillPilot(home=home, store=open_store(store) if store else None, surface=surface, **overrides)
+    return SkillPilot(home=home, store=store or None, surface=surface, **overrides)
 
 
 def _print_json(data: Any) -> None:

@@ -20,7 +20,7 @@ are checked against one another.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -60,7 +60,7 @@ def lint_report(shared: SharedPilot, skill: str | None = None, path: str | None 
             # Closing a SkillPilot closes its store: only a connection of its own.
             if own is not None:
                 checker.close()
-    folder = _under_roots(Path(str(path)).expanduser(), shared(lambda p: p.store.roots()))
+    folder = servable_path(Path(str(path)).expanduser(), shared(lambda p: p.store.roots()))
     return lint_path(pilot.settings, folder)
 
 
@@ -75,7 +75,8 @@ def lint_path(settings: Settings, path: Path, progress: Callable[[int, int], Non
     if not folder.exists():
         raise ValueError(f"path {path} does not exist")
     with tempfile.TemporaryDirectory(prefix="skillpilot-lint-") as scratch:
-        checker = SkillPilot(settings=lint_settings(settings).with_overrides(home=Path(scratch)))
+        # A scratch index of its own, whatever store the service uses.
+        checker = SkillPilot(settings=lint_settings(settings).with_overrides(home=Path(scratch), store=""))
         try:
             report = checker.index([folder], replace=True)
             results = lint(checker, progress=progress)
@@ -89,15 +90,16 @@ def _own_connection(store: SkillStore) -> SkillStore | None:
     return SQLiteStore(store.path) if isinstance(store, SQLiteStore) else None
 
 
-def _under_roots(folder: Path, roots: list[str]) -> Path:
-    """``folder`` if it exists inside one of ``roots`` (symlinks resolved), else ``ValueError``."""
+def servable_path(folder: Path, roots: Sequence[str]) -> Path:
+    """``folder`` if it exists inside one of ``roots`` (symlinks resolved), else ``ValueError``
+    saying why: a service lints only the skills it serves (HTTP, MCP, background jobs)."""
     if not folder.exists():
         raise ValueError(f"path {folder} does not exist")
     real = folder.resolve()
     if not any(real.is_relative_to(Path(root).resolve()) for root in roots):
         listed = ", ".join(roots) or "none"
         raise ValueError(
-            f"path {folder} is not inside the index's skill roots ({listed}): the service lints only "
+            f"path {folder} is outside the skill roots ({listed}): the service lints only "
             "the skills it serves; lint other folders with `skillpilot lint PATH`"
         )
     return folder

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from typing import Any
 
 from ..model import RouteResult
 from . import ServeInfo
@@ -31,3 +32,13 @@ def route_via_service(info: ServeInfo, message: str, timeout: float, surface: st
         request.add_header("Authorization", f"Bearer {info.token}")
     with _opener.open(request, timeout=timeout) as response:
         return RouteResult.from_dict(json.loads(response.read()))
+
+
+def get_json(info: ServeInfo, path: str, timeout: float) -> Any:
+    """``GET path`` on the service, with its token; the decoded JSON answer."""
+    request = urllib.request.Request(info.url.rstrip("/") + path, method="GET")
+    if info.token:
+        request.add_header("Authorization", f"Bearer {info.token}")
+    with _opener.open(request, timeout=timeout) as response:
+        return json.loads(response.read())
+
