@@ -28,6 +28,7 @@ PLUGIN = REPO / "adapters" / "openclaw"
 pytestmark = pytest.mark.real_cli
 
 
+@pytest.mark.openclaw
 def test_plugin_runs_inside_openclaw(tmp_path: Path) -> None:
     node, openclaw = require_openclaw()
     home = tmp_path / "home"

@@ -341,6 +341,10 @@ def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
     )
     bad_tiers = sorted(k for k, v in settings.trust_tiers.items() if v not in TRUST_TIERS)
     self_preferring = sorted(k for k, v in settings.prefer.items() if k == v or not k or not v)
+    # Imported here: the encoder registry imports this module (Settings); plugins count too.
+    from .encoders import available_encoders
+
+    encoders = available_encoders()
     checks = [
         ("hard_threshold", 0.0 <= settings.hard_threshold <= 1.0, "must be between 0 and 1"),
         (
@@ -367,8 +371,8 @@ def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
         (
             "embed_provider",
             bool(settings.encoder_specs)
-            and all(spec in ENCODERS or Path(spec).expanduser().is_dir() for spec in settings.encoder_specs),
-            f"must be one of {', '.join(ENCODERS)}, local-onnx, or a folder holding model.onnx + "
+            and all(spec in encoders or Path(spec).expanduser().is_dir() for spec in settings.encoder_specs),
+            f"must be one of {', '.join(encoders)}, local-onnx, or a folder holding model.onnx + "
             "tokenizer.json (several joined by '+')",
         ),
         (
