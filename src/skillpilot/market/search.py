@@ -198,12 +198,13 @@ class Market:
         own = state.cluster_of.get(source, -1)
         excluded = tuple(state.skills[i].id for i, c in state.cluster_of.items() if c == own)
         excluded += (state.skills[source].id,)
+        others = np.array([s.id not in excluded for s in state.skills], dtype=bool)
         vectors = [h[source] for h in state.heads] if state.has_vector[source] else []
         lists, similarity = self._recall(state, tokenize(public_text(state.public[source])), vectors)
         profile = state.catalog.profile("related")
         categories = set(state.listings[source].categories)
         if similarity is not None:
-            gate = similarity >= profile.min_similarity
+            gate = (similarity >= profile.min_similarity) | _stands_out(similarity, others, profile)
         else:
             # Cold start (no vectors for this skill yet): keyword matches and its categories.
             shares = np.array([bool(categories & set(x.categories)) for x in state.listings], dtype=bool)
@@ -334,6 +335,19 @@ class Market:
                 )
             )
         return hits
+
+
+def _stands_out(similarity: np.ndarray, others: np.ndarray, profile: Profile) -> np.ndarray:
+    """Among ``others`` (a mask: not the page's skill nor its copies), the neighbours whose
+    similarity stands ``profile.standout`` standard deviations above the page's mean similarity
+    to them (``standout_first`` for the nearest), and reaches half ``min_similarity``."""
+    if others.sum() < 2 or float(similarity[others].std()) == 0.0:
+        return np.zeros(len(similarity), dtype=bool)
+    z = (similarity - float(similarity[others].mean())) / float(similarity[others].std())
+    nearest = np.zeros(len(similarity), dtype=bool)
+    nearest[int(np.argmax(np.where(others, similarity, -np.inf)))] = True
+    outlying = (z >= profile.standout) | (nearest & (z >= profile.standout_first))
+    return np.asarray(others & outlying & (similarity >= profile.min_similarity / 2), dtype=bool)
 
 
 def _ranks(name: str, scores: np.ndarray) -> np.ndarray:
