@@ -4,9 +4,6 @@ every surface (library, CLI, HTTP, MCP ontoskill and find_skill), installed and 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +17,7 @@ from skillpilot.retrieve.keywords import KEYWORD_FLOOR, keyword_terms
 from skillpilot.text import tokenize
 
 from .conftest import BENCH, require_corpus
-from .surfaces_util import indexed, uvicorn_on_loopback
+from .surfaces_util import cli, indexed, uvicorn_on_loopback
 
 # The examples; no skill in the bench corpus says "kubernetes" in its name or description
 # (two mention it deep in their bodies), so that one finds nothing rather than filler.
@@ -78,19 +75,7 @@ def test_cli_and_http_search_find_keywords(bench: SkillPilot) -> None:
 
     from .test_surfaces_serve import post
 
-    env = {
-        **os.environ,
-        "SKILLPILOT_HOME": str(bench.settings.home),
-        "SKILLPILOT_PRECONDITIONS": "off",
-        "SKILLPILOT_ENABLE_SEMANTIC": "false",
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "skillpilot", "search", "terraform", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    done = cli("search", "terraform", "--json", home=bench.settings.home, SKILLPILOT_ENABLE_SEMANTIC="false")
     assert done.returncode == 0, done.stderr
     expected = [h.id for h in bench.search("terraform")]
     cli_ids = [r["id"] for r in json.loads(done.stdout)]

@@ -4,9 +4,6 @@ whose neighbours are all alike gets no filler."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +15,7 @@ from skillpilot.market.catalog import RELATED
 from skillpilot.market.search import _stands_out
 
 from .conftest import BENCH, require_corpus
-from .surfaces_util import indexed
+from .surfaces_util import cli, indexed
 
 
 def test_a_neighbour_that_stands_out_counts_and_a_flat_crowd_does_not() -> None:
@@ -53,13 +50,6 @@ def test_brainstorming_has_a_related_card_on_the_bench_corpus(tmp_path: Path) ->
     require_corpus()
     home = tmp_path / "home"
     SkillPilot(home=home, preconditions=False).index([BENCH / "skills"])
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_PRECONDITIONS": "off"}
-    done = subprocess.run(
-        [sys.executable, "-m", "skillpilot", "related", "obra-superpowers/brainstorming", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    done = cli("related", "obra-superpowers/brainstorming", "--json", home=home)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout), done.stdout
