@@ -12,7 +12,9 @@
     │                                installed (OntoSkills registries)
     ├── DocumentError(path)          a document (attachment, knowledge-base file, triples file)
     │                                that cannot be read
-    └── SourceUnavailableError(source)  an omni-retrieval source with nothing to search yet
+    ├── SourceUnavailableError(source)  an omni-retrieval source with nothing to search yet
+    └── ServiceError(home)           the resident service of a home that cannot be started,
+                                     reached or stopped (or already runs)
 
 Messages say what went wrong *and* what to do about it; a surface prints ``str(error)``.
 """
@@ -124,3 +126,12 @@ class RegistryError(SkillPilotError):
         self.source = str(source)
         self.reason = reason
         super().__init__(f"{self.source}: {reason}")
+
+
+class ServiceError(SkillPilotError):
+    """The resident service of ``home`` cannot be started, reached or stopped, or already runs."""
+
+    def __init__(self, home: str | Path, reason: str) -> None:
+        self.home = str(home)
+        self.reason = reason
+        super().__init__(f"service for {self.home}: {reason}")

@@ -17,6 +17,7 @@ reloaded only when the store's generation changes, so a long-lived router stays 
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -29,16 +30,25 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .config import Settings, default_model_cache, load_settings
-from .conflicts import ConflictGroup, Resolution, detect_conflicts, group_of, promoted, resolve
+from .conflicts import (
+    ConflictGroup,
+    Resolution,
+    Vocabularies,
+    conflict_config,
+    detect_conflicts,
+    group_of,
+    groups_from,
+    promoted,
+    resolve,
+)
 from .decide import Calibration, confidence_signals, decide, shipped_calibration
-from .encoders import Encoder, get_encoder
+from .encoders import Encoder, encoder_key, get_encoder
 from .errors import SkillNotFoundError, StoreError
 from .feedback import Adjustment, FeedbackStore, Learned, Match, Signal, learn
 from .fingerprint import unmet_preconditions
-from .fuse import Candidate, fuse, weight_for
-from .index import SkillStore, assign_ids
-from .index.builder import Progress, build_index, embed_missing, vector_space
-from .index.sqlite import SQLiteStore
+from .fuse import POOL_SIZE, Candidate, fuse, weight_for
+from .index import SkillStore, assign_ids, open_store
+from .index.builder import Progress, build_index, embed_missing, root_id, vector_space
 from .model import (
     Alternative,
     IndexedSkill,
@@ -56,7 +66,7 @@ from .retrieve.dense import EMBEDDING, DenseRetriever
 from .retrieve.fast import FastHit, FastMatcher
 from .retrieve.keywords import described_terms, keyword_floor, keyword_terms
 from .routelog import RouteLog
-from .text import cap_query
+from .text import cap_query, clean_text
 
 log = logging.getLogger(__name__)
 
@@ -101,22 +111,27 @@ class _Catalog:
     unmet: list[tuple[str, ...]]
     conflicts: list[ConflictGroup]
     conflict_of: dict[int, ConflictGroup]
+    vocabulary: Vocabularies
 
 
 class SkillPilot:
     """Index skills and route messages to them. ``SkillPilot(home=..., **setting_overrides)``.
 
     ``surface`` labels this router's decisions in the routing log (``cli``, ``http``, ``mcp``,
-    ``hook`` ...; ``library`` by default)."""
+    ``hook`` ...; ``library`` by default). ``store`` is an open ``SkillStore`` or, like the
+    ``store`` setting (``index.store``, ``SKILLPILOT_STORE``), a SQLite path or PostgreSQL URL."""
 
     def __init__(
         self,
         home: Path | str | None = None,
         settings: Settings | None = None,
-        store: SkillStore | None = None,
+        store: SkillStore | str | None = None,
         surface: str = "library",
         **overrides: Any,
     ) -> None:
+        if isinstance(store, str):
+            overrides["store"] = store
+            store = None
         if settings is None:
             settings = load_settings(Path(home).expanduser() if home else None, **overrides)
         elif overrides:
@@ -141,7 +156,7 @@ class SkillPilot:
     @property
     def store(self) -> SkillStore:
         if self._store is None:
-            self._store = SQLiteStore(self.settings.index_path)
+            self._store = open_store(self.settings.store or self.settings.index_path)
         return self._store
 
     @property
@@ -192,16 +207,24 @@ class SkillPilot:
     ) -> IndexReport:
         """Add or refresh skill roots (folders of SKILL.md files, or JSON tool catalogs)."""
         # The models load on a second thread while the skills are read and fingerprinted (on
-        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading).
+        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading), unless the index
+        # knows the encoders' names: then they load only if something needs embedding.
+        specs = self.settings.encoder_specs if self.settings.enable_semantic else ()
+        keys = [encoder_key(spec, self.settings) for spec in specs]
+        recorded = dict(json.loads(self.store.meta("encoder_keys") or "[]"))
+        names = [recorded[k] for k in keys] if all(k in recorded for k in keys) else None
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool:
-            loading = pool.submit(lambda: self.encoders)
+            loading = pool.submit(lambda: self.encoders) if names is None else None
             return build_index(
                 self.store,
                 [Path(p) for p in paths],
-                encoders=loading.result,
+                encoders=loading.result if loading else lambda: self.encoders,
                 texts_for=EMBEDDING,
                 replace_roots=replace,
                 progress=progress,
+                conflict_threshold=self.settings.conflict_threshold,
+                encoder_names=names,
+                encoder_keys=keys,
             )
 
     def reindex(self, progress: Progress | None = None) -> IndexReport:
@@ -233,7 +256,7 @@ class SkillPilot:
                 if skills
                 else np.zeros((0, encoder.dim), dtype=np.float32)
             )
-        conflicts = detect_conflicts(skills, descriptions, self.settings.conflict_threshold)
+        conflicts = self._conflict_groups(skills, descriptions)
         unmet = [
             unmet_preconditions(s.fingerprint.preconditions) if self.settings.preconditions else ()
             for s in skills
@@ -255,9 +278,24 @@ class SkillPilot:
             unmet=unmet,
             conflicts=conflicts,
             conflict_of=group_of(conflicts),
+            vocabulary=Vocabularies(skills),
         )
         self._catalog_cache = cached
         return cached
+
+    def _conflict_groups(self, skills: list[IndexedSkill], descriptions: list[np.ndarray]) -> list[ConflictGroup]:
+        """The groups the index stored for these skills and settings, else computed here (an
+        index built with another threshold or models, or before conflict graphs were stored)."""
+        threshold = self.settings.conflict_threshold
+        if not self.encoders:
+            return []
+        config = conflict_config([vector_space(e, EMBEDDING) for e in self.encoders], threshold)
+        graph = self.store.conflict_graph(pairs=False)
+        stored = groups_from(graph, skills) if graph is not None and graph.config == config else None
+        if stored is not None:
+            return stored
+        log.info("conflict groups computed at load (O(N^2)); `skillpilot reindex` stores them in the index")
+        return detect_conflicts(skills, descriptions, threshold)
 
     def _learned(self, catalog: _Catalog) -> Learned | None:
         """The feedback model for this catalog, re-fitted when a signal arrives (any process)."""
@@ -289,13 +327,17 @@ class SkillPilot:
         return TRUST_MULTIPLIERS.get(tier, 1.0)
 
     # -- routing ----------------------------------------------------------------------------
-    def score_lists(self, query: str) -> Scored:
+    def score_lists(self, query: str, allowed: np.ndarray | None = None) -> Scored:
         """Every retriever's score for every skill (catalog order), the fast-path hits, the
-        query's vectors and which path answered. Public for calibration and benchmarks."""
+        query's vectors and which path answered. Public for calibration and benchmarks.
+        ``allowed`` (a mask over the catalog) keeps other skills' trigger phrases from taking
+        the fast path."""
         catalog = self._catalog()
         size = len(catalog.skills)
         fast_hits = [
-            h for h in (catalog.fast.match(query) if catalog.fast else []) if h.score >= FAST_EVIDENCE_SCORE
+            h
+            for h in (catalog.fast.match(query) if catalog.fast else [])
+            if h.score >= FAST_EVIDENCE_SCORE and (allowed is None or allowed[h.index])
         ]
         lists: dict[str, np.ndarray] = {}
         vectors: dict[str, np.ndarray] = {}
@@ -350,11 +392,12 @@ class SkillPilot:
             return False
         return bm25 is None or int(np.argmax(bm25)) in triggered
 
-    def _rank(self, query: str) -> tuple[_Catalog, list[Candidate], Scored]:
+    def _rank(self, query: str, roots: Sequence[str] | None = None) -> tuple[_Catalog, list[Candidate], Scored]:
         catalog = self._catalog()
         if not catalog.skills:
             return catalog, [], Scored({}, [], "no-match", {})
-        scored = self.score_lists(query)
+        allowed = _under(catalog, roots) if roots is not None else None
+        scored = self.score_lists(query, allowed)
         multipliers = catalog.multipliers
         learned = self._learned(catalog)
         if learned is not None:
@@ -379,17 +422,29 @@ class SkillPilot:
             weights = self.calibration.fusion_weights
             everyone = fuse(scored.lists, weights, multipliers, pool=len(catalog.skills))
             candidates = [c for c in everyone if c.index in keep]
+        if allowed is not None:
+            # Scores stay those of the whole catalog (what the calibration knows); the pool is
+            # widened to every skill so that the roots' best skills are in it, then cut back.
+            everyone = fuse(scored.lists, self.calibration.fusion_weights, multipliers, pool=len(catalog.skills))
+            candidates = [c for c in everyone if allowed[c.index]][:POOL_SIZE]
         if not candidates:
             scored.method = "no-match"
         return catalog, candidates, scored
 
-    def route(self, query: str, trace: bool = False, surface: str | None = None) -> RouteResult:
+    def route(
+        self,
+        query: str,
+        trace: bool = False,
+        surface: str | None = None,
+        roots: Sequence[str] | None = None,
+    ) -> RouteResult:
         """Pick the skill for ``query``; always one ``RouteResult`` (pass-through is a result).
         The trace is included when asked for or when the ``debug`` setting is on. The decision
         is appended to the routing log (``log.enabled``) under ``surface`` (default: the
         router's own); a clause routed while planning is part of its message's decision and
-        is not."""
-        result = self._route(query, trace)
+        is not. ``roots`` limits the choice to skills indexed under those folders (an agent
+        host that offers only some of them)."""
+        result = self._route(query, trace, roots)
         if self.settings.log_enabled and not in_single_steps():
             try:
                 self.route_log.record(result, surface or self.surface)
@@ -399,11 +454,11 @@ class SkillPilot:
                 log.warning("%s", exc)
         return result
 
-    def _route(self, query: str, trace: bool) -> RouteResult:
+    def _route(self, query: str, trace: bool, roots: Sequence[str] | None = None) -> RouteResult:
         started = time.perf_counter()
         trace = trace or self.settings.debug
         query = cap_query(query)
-        catalog, candidates, scored = self._rank(query)
+        catalog, candidates, scored = self._rank(query, roots)
         method, fast_hits, lists = scored.method, scored.fast_hits, scored.lists
         if not candidates:
             return RouteResult(
@@ -428,6 +483,7 @@ class SkillPilot:
             catalog.fast.match(query) if catalog.fast else [],
             self.settings.prefer,
             scored.learned,
+            catalog.vocabulary,
         )
         fused = candidates
         if resolution is not None:
@@ -664,7 +720,7 @@ class SkillPilot:
         With ``feedback_enabled`` off (or ``feedback_implicit`` off, for implicit signals) the
         signal is still kept, and routing ignores it. The message text is kept as ``log.queries``
         allows."""
-        signal = Signal.of(kind, query, skill=skill, wrong=wrong, right=right, implicit=implicit)
+        signal = Signal.of(kind, clean_text(query), skill=skill, wrong=wrong, right=right, implicit=implicit)
         catalog = self._catalog()
         canonical = replace(
             signal, skill=self.get(signal.skill).id, wrong=self.get(signal.wrong).id if signal.wrong else None
@@ -688,7 +744,7 @@ class SkillPilot:
             low_quality=tuple(s.id for s in skills if s.fingerprint.quality_issues),
             last_updated=float(last) if last else None,
             embed_provider=self.settings.embed_provider if self.settings.enable_semantic else "off",
-            index_path=str(self.settings.index_path),
+            index_path=str(getattr(self.store, "path", self.settings.index_path)),
             model_cache=str(default_model_cache()),
         )
 
@@ -703,6 +759,12 @@ def _hit(skill: IndexedSkill, score: float, matched_by: tuple[str, ...]) -> Sear
         score=round(score, 4),
         matched_by=matched_by,
     )
+
+
+def _under(catalog: _Catalog, roots: Sequence[str]) -> np.ndarray:
+    """Which of the catalog's skills were indexed under one of ``roots`` (named as the store does)."""
+    wanted = {root_id(Path(r)) for r in roots}
+    return np.array([s.skill.root in wanted for s in catalog.skills], dtype=bool)
 
 
 def _about(match: Match) -> str:

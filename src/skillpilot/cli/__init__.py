@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,9 +25,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..errors import SkillPilotError
-from ..index import open_store
 from ..model import IndexReport, RouteResult
 from ..router import SkillPilot
+from ..text import clean_text
 
 EXIT_ERROR = 1
 EXIT_PASSTHROUGH = 3
@@ -65,8 +66,26 @@ StoreOption = Annotated[
 ]
 
 
+@app.callback()
+def _everywhere(
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Index store for every command (and the services they start): a postgresql:// URL or "
+            "a SQLite file [default: index.store in config.yaml, env SKILLPILOT_STORE, else "
+            "$SKILLPILOT_HOME/index.sqlite].",
+        ),
+    ] = None,
+) -> None:
+    # Through the environment, so every SkillPilot this process builds (serve, mcp, the watcher,
+    # the dashboard) and every process it starts reads it like SKILLPILOT_STORE.
+    if store:
+        os.environ["SKILLPILOT_STORE"] = store
+
+
 def _pilot(home: Path | None, store: str | None = None, surface: str = "cli", **overrides: Any) -> SkillPilot:
-    return SkillPilot(home=home, store=open_store(store) if store else None, surface=surface, **overrides)
+    return SkillPilot(home=home, store=store or None, surface=surface, **overrides)
 
 
 def _print_json(data: Any) -> None:
@@ -225,20 +244,36 @@ def route(
 
 
 def _route_batch(pilot: SkillPilot, path: Path, trace: bool) -> None:
+    """One JSON line per query line; a line that is not a query gets an error line (and exit 1 at
+    the end), and every other line is still routed. Undecodable bytes read as U+FFFD."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_bytes().decode("utf-8", "replace").splitlines()
     except OSError as exc:
         raise _fail(f"{path}: cannot read the queries file ({exc.strerror})") from exc
+    bad = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        item: Any = None
         try:
             item = json.loads(line)
             query = item["query"]
+            if not isinstance(query, str):
+                raise TypeError(query)
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise _fail(f'line {number} of {path}: expected {{"id": ..., "query": "..."}}') from exc
+            bad += 1
+            message = f'line {number} of {path}: expected {{"id": ..., "query": "..."}} ({type(exc).__name__})'
+            err.print(message, markup=False)
+            ident = item.get("id") if isinstance(item, dict) else None
+            error = {"type": "InvalidQuery", "message": message}
+            sys.stdout.write(json.dumps({"id": ident, "line": number, "error": error}) + "\n")
+            continue
         result = _run(functools.partial(pilot.route, query, trace=trace))
-        sys.stdout.write(json.dumps({"id": item.get("id"), **result.to_dict()}, ensure_ascii=False) + "\n")
+        ident = item.get("id")
+        ident = clean_text(ident) if isinstance(ident, str) else ident
+        sys.stdout.write(json.dumps({"id": ident, **result.to_dict()}, ensure_ascii=False) + "\n")
+    if bad:
+        raise typer.Exit(1)
 
 
 def _bar(value: float, width: int = 20) -> str:
@@ -348,7 +383,7 @@ def demo(
 
 
 def _register_optional_commands() -> None:
-    from . import authoring, bench_cmd, manage, surfaces
+    from . import authoring, bench_cmd, claude_cmd, manage, surfaces
 
     bench_cmd.register(app)
     from . import market_cmd
@@ -356,6 +391,7 @@ def _register_optional_commands() -> None:
     market_cmd.register(app)
     manage.register(app)
     surfaces.register(app)
+    claude_cmd.register(app)
     authoring.register(app)
     from . import log_cmd, omni_cmd, watch_cmd
 

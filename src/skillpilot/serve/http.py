@@ -1,6 +1,6 @@
 """The resident HTTP service: one warm ``SkillPilot`` behind a small JSON API (FastAPI + uvicorn).
 
-    POST /route     {"message", "trace"?}                  -> RouteResult
+    POST /route     {"message", "trace"?, "roots"?}        -> RouteResult
     POST /explain   {"message"}                            -> RouteResult with its trace
     POST /action    {"message", "via"?}                    -> {"action": AdapterAction, "result",
                                                                "footer"} for plugins (OpenClaw)
@@ -9,12 +9,21 @@
     POST /feedback  {"kind", "query", "skill" | "wrong" + "right", "implicit"?} -> the recorded signal
     DELETE /feedback/{id}                                  -> the signal, forgotten (undo)
     GET  /stats     GET /conflicts                         -> as ``skillpilot stats|conflicts --json``
+    POST /hook/claude-code  {Claude Code's hook JSON}       -> {"output": what the hook prints | null, ...}
+    GET  /service                                          -> pid, url, uptime, generation, skills,
+                                                              p50 of recent routes (``skillpilot service status``)
     GET  /healthz                                          -> {"status": "ok", "pid"} (no token needed)
-    GET  /docs      GET /openapi.json                      -> the OpenAPI description
+    GET  /docs      GET /openapi.json                      -> the OpenAPI description (``/docs``
+                                                               works offline: ``serve.apidocs``)
+    POST /jobs/lint GET /jobs/{id}                         -> long jobs off the routing path
+                                                              (``serve.jobs``)
 
 Guarantees: a request body over ``MAX_BODY_BYTES`` gets 413 before anything parses it; malformed
 JSON or fields get 422; an unknown skill or feedback id 404; an unknown feedback kind 400; with a token, every
-data route answers 401 without ``Authorization: Bearer <token>``. Errors are
+data route answers 401 without ``Authorization: Bearer <token>`` or the browser session cookie
+(``serve.browser``: a one-time link or the /login form sets it); any bytes in that header give
+401, never 500; a ``Host`` or ``Origin`` naming another site is refused (421 / 403,
+:mod:`skillpilot.serve.guard`). Every error, 404 and 405 included, is
 ``{"error": {"type", "message"}}``. The models stay loaded between requests and the catalog is
 reloaded when the index changes (the facade checks the store's generation on every call).
 Needs the ``[server]`` extra.
@@ -25,11 +34,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import secrets
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import FrameType
@@ -39,7 +49,7 @@ from ..errors import MissingExtraError
 
 try:
     import uvicorn
-    from fastapi import Depends, FastAPI, Header, Request
+    from fastapi import Body, Depends, FastAPI, Header, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
     from pydantic import BaseModel, ConfigDict, Field
@@ -48,19 +58,32 @@ except ImportError as exc:
     raise MissingExtraError("server", "`skillpilot serve`", exc.name or "fastapi") from exc
 
 from ..adapters import action_for, footer_for
+from ..adapters.claude_code import ClaudeCodeHooks
 from ..errors import ConfigError, FeedbackNotFoundError, SkillNotFoundError, SkillPilotError
-from ..model import IndexedSkill
+from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
 from . import (
     Refresher,
     ServeInfo,
     SharedPilot,
+    apidocs,
+    browser,
     dashboard,
     extra_routes,
+    hold_service_lock,
     is_loopback,
+    jobs,
     package_version,
     remove_serve_file,
     write_serve_file,
+)
+from .guard import (
+    HostGuard,
+    SafeJSONResponse,
+    bearer_matches,
+    check_token,
+    error_response,
+    install_error_handlers,
 )
 
 log = logging.getLogger(__name__)
@@ -68,6 +91,7 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_PORT = 8765
 MAX_TOP_K = 100
+RECENT_ROUTES = 200
 
 
 class _Body(BaseModel):
@@ -80,6 +104,9 @@ class RouteRequest(_Body):
     trace: bool = Field(False, description="Include every stage of the decision.")
     surface: str = Field(
         "http", pattern=r"^[a-z][a-z0-9-]{0,31}$", description="Who asks, for the routing log (e.g. hook)."
+    )
+    roots: list[str] | None = Field(
+        None, description="Route only over skills indexed under these folders (default: every skill)."
     )
 
 
@@ -121,8 +148,7 @@ def _problem(error: dict[str, Any]) -> dict[str, str]:
     return {"field": ".".join(str(p) for p in error["loc"][1:]) or "(body)", "message": error["msg"]}
 
 
-def _error(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": {"type": kind, "message": message, **extra}}, status_code=status)
+_error = error_response
 
 
 class BodyLimit:
@@ -165,26 +191,57 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
-    """The service's ASGI app around ``pilot`` (which it then owns: one call at a time)."""
+def create_app(
+    pilot: SkillPilot, token: str | None = None, allowed_hosts: Sequence[str] = (), url: str | None = None
+) -> FastAPI:
+    """The service's ASGI app around ``pilot`` (which it then owns: one call at a time), answering
+    requests addressed to loopback names and ``allowed_hosts`` only; ``url`` is where it is
+    served, for ``GET /service``."""
+    check_token(token)
     shared = SharedPilot(pilot)
+    sessions = browser.BrowserSessions(token) if token is not None else None
+    started = time.time()
+    # The latencies of the service's latest routes, for `skillpilot service status`.
+    recent: deque[float] = deque(maxlen=RECENT_ROUTES)
 
-    def authorised(authorization: Annotated[str | None, Header()] = None) -> None:
-        # compare_digest: the time a wrong token takes to reject must not reveal its prefix.
-        if token is not None and not secrets.compare_digest(authorization or "", f"Bearer {token}"):
+    def routed(result: RouteResult) -> RouteResult:
+        recent.append(result.latency_ms)
+        return result
+
+    hooks = ClaudeCodeHooks(pilot, shared)
+
+    def authorised(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
+        if token is None or sessions is None:
+            return
+        if bearer_matches(authorization, token):
+            return
+        if not browser.cookie_allows(sessions, request):
             raise _Unauthorised
 
     app = FastAPI(
         title="SkillPilot",
         summary="Route a message to the right agent skill before the LLM runs.",
         version=package_version(),
+        default_response_class=SafeJSONResponse,
+        docs_url=None,
+        redoc_url=None,
     )
+    apidocs.add_docs(app)
     app.add_middleware(BodyLimit)
+    # Added last, so it runs first: a request for another site is refused before its body is read.
+    app.add_middleware(HostGuard, allowed_hosts=allowed_hosts)
+    install_error_handlers(app)
+    # serve() prints a one-time sign-in link from it; None without a token.
+    app.state.browser_sessions = sessions
+    if sessions is not None:
+        app.include_router(browser.router_for(sessions))
     guarded = [Depends(authorised)]
 
     @app.exception_handler(_Unauthorised)
     async def unauthorised(_: Request, __: Exception) -> JSONResponse:
-        response = _error(401, "Unauthorised", "send the token as `Authorization: Bearer <token>`")
+        response = _error(
+            401, "Unauthorised", "send the token as `Authorization: Bearer <token>`; in a browser, sign in at /login"
+        )
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
 
@@ -214,7 +271,9 @@ def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
 
     @app.post("/route", dependencies=guarded)
     def route(body: RouteRequest) -> dict[str, Any]:
-        return shared(lambda p: p.route(body.message, trace=body.trace, surface=body.surface)).to_dict()
+        return routed(
+            shared(lambda p: p.route(body.message, trace=body.trace, surface=body.surface, roots=body.roots))
+        ).to_dict()
 
     @app.post("/explain", dependencies=guarded)
     def explain(body: ExplainRequest) -> dict[str, Any]:
@@ -223,12 +282,42 @@ def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
     @app.post("/action", dependencies=guarded)
     def action(body: ActionRequest) -> dict[str, Any]:
         """The shared adapter contract, so that plugins in other languages stay thin."""
-        result = shared(lambda p: p.route(body.message))
+        result = routed(shared(lambda p: p.route(body.message)))
         settings = pilot.settings
         return {
             "action": asdict(action_for(result, settings.soft_threshold, via=body.via)),
             "result": result.to_dict(),
             "footer": footer_for(result, settings.show_routing_info, settings.show_conflict_info),
+        }
+
+    @app.post("/hook/claude-code", dependencies=guarded)
+    def claude_code_hook(payload: Annotated[dict[str, Any], Body()]) -> Any:
+        """What Claude Code's hook prints for this event; the hook process forwards it as is."""
+        try:
+            answer = hooks.answer(payload)
+        except ValueError as exc:
+            return _error(400, "InvalidHookPayload", str(exc))
+        if "result" in answer:
+            recent.append(answer["result"]["latency_ms"])
+        return answer
+
+    @app.get("/service", dependencies=guarded)
+    def service() -> dict[str, Any]:
+        def state(p: SkillPilot) -> tuple[int, int]:
+            return p.store.generation(), len(p.skills())
+
+        generation, skills = shared(state)
+        latencies = sorted(recent)
+        return {
+            "pid": os.getpid(),
+            "url": url,
+            "home": str(pilot.settings.home),
+            "started_at": started,
+            "uptime_s": round(time.time() - started, 1),
+            "generation": generation,
+            "skills": skills,
+            "recent_routes": len(latencies),
+            "route_p50_ms": round(latencies[len(latencies) // 2], 3) if latencies else None,
         }
 
     @app.post("/search", dependencies=guarded)
@@ -285,6 +374,7 @@ def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
 
     app.include_router(extra_routes.router_for(shared, guarded))
     app.include_router(dashboard.router_for(shared, guarded))
+    app.include_router(jobs.router_for(shared, guarded))
     return app
 
 
@@ -319,42 +409,56 @@ def serve(
     port: int = DEFAULT_PORT,
     token: str | None = None,
     ready: Callable[[str], None] | None = None,
+    allowed_hosts: Sequence[str] = (),
+    login: Callable[[str], None] | None = None,
 ) -> None:
     """Warm ``pilot`` up, listen on ``host:port`` (0: any free port), advertise the address in
-    ``$SKILLPILOT_HOME/serve.json``, call ``ready(url)`` and serve until interrupted (SIGINT or
-    SIGTERM); ``serve.json`` is removed on the way out. A non-loopback ``host`` needs a token."""
+    ``$SKILLPILOT_HOME/serve.json``, call ``ready(url)`` (and with a token ``login(link)``, a
+    one-time sign-in link for a browser) and serve until interrupted (SIGINT or SIGTERM);
+    ``serve.json`` is removed on the way out. A non-loopback ``host`` needs a token; requests are
+    answered for loopback names, ``host`` and ``allowed_hosts``."""
+    check_token(token)
     if not is_loopback(host) and not token:
         raise ConfigError(
             "--host",
             f"{host} is reachable from other machines: give a --token "
             "(or SKILLPILOT_SERVE_TOKEN) so that only its holders can use the service",
         )
-    # Load the models and the catalog before advertising: a hook that finds serve.json should
-    # get a warm answer, not wait behind the first model load.
-    pilot.search("warm up")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigError(
-            "--port", f"cannot listen on {host}:{port} ({exc.strerror}); choose another port"
-        ) from exc
-    sock.listen(128)
-    url = "http://{}:{}".format(f"[{host}]" if family == socket.AF_INET6 else host, sock.getsockname()[1])
     home: Path = pilot.settings.home
-    write_serve_file(home, ServeInfo(url=url, pid=os.getpid(), token=token))
-    if ready is not None:
-        ready(url)
-    config = uvicorn.Config(create_app(pilot, token), log_level="warning", access_log=False)
+    # One service per home, decided before the models load: a second one would overwrite the
+    # first's serve.json and remove it on exit while the first still runs.
+    lock = hold_service_lock(home)
     try:
-        with _sigterm_exits(), Refresher(pilot.settings):
-            uvicorn.Server(config).run(sockets=[sock])
+        # Load the models and the catalog before advertising: a hook that finds serve.json should
+        # get a warm answer, not wait behind the first model load.
+        pilot.search("warm up")
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            sock.close()
+            raise ConfigError(
+                "--port", f"cannot listen on {host}:{port} ({exc.strerror}); choose another port"
+            ) from exc
+        sock.listen(128)
+        url = "http://{}:{}".format(f"[{host}]" if family == socket.AF_INET6 else host, sock.getsockname()[1])
+        write_serve_file(home, ServeInfo(url=url, pid=os.getpid(), token=token))
+        app = create_app(pilot, token, allowed_hosts=(host, *allowed_hosts), url=url)
+        if ready is not None:
+            ready(url)
+        if login is not None and app.state.browser_sessions is not None:
+            login(f"{url}/login?code={app.state.browser_sessions.new_code()}")
+        config = uvicorn.Config(app, log_level="warning", access_log=False)
+        try:
+            with _sigterm_exits(), Refresher(pilot.settings):
+                uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            remove_serve_file(home, os.getpid())
+            sock.close()
     finally:
-        remove_serve_file(home, os.getpid())
-        sock.close()
+        os.close(lock)
 
 
 @contextlib.contextmanager
