@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -33,9 +34,10 @@ from .fingerprint import unmet_preconditions
 from .index import ConflictGraph, Snapshot, assign_ids
 from .index.builder import root_id, vector_space
 from .model import IndexedSkill
-from .retrieve.bm25 import BM25Retriever
+from .retrieve.bm25 import BM25Index, BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.fast import FastMatcher
+from .retrieve.keywords import described_terms
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,12 @@ class Catalog:
     conflict_of: Mapping[int, ConflictGroup]
     vocabulary: Vocabularies
     missing: tuple[MissingVectors, ...] = ()
+
+    @cached_property
+    def described(self) -> BM25Index:
+        """Keywords over every skill's name and description, for search's keyword floor (built
+        on first use, once per catalog)."""
+        return BM25Index([described_terms(s.name, s.skill.description) for s in self.skills])
 
     def under(self, roots: Sequence[str]) -> np.ndarray:
         """Which skills were indexed under one of ``roots`` (named as the store does), as a mask."""

@@ -44,6 +44,7 @@ from .feedback import FeedbackStore, Learned, Signal, learn
 from .index import SkillStore, open_store
 from .index.builder import Progress, build_index
 from .model import (
+    BM25,
     Alternative,
     IndexedSkill,
     IndexReport,
@@ -55,6 +56,7 @@ from .model import (
 from .plan import plan_steps
 from .rank import Ranking, Scores, rank, score
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
+from .retrieve.keywords import keyword_floor, keyword_terms
 from .routelog import RouteLog
 from .text import cap_query, clean_text
 
@@ -341,33 +343,39 @@ class SkillPilot:
         return replace(result, plan=plan_steps(self, result.query, result.confidence))
 
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
-        """Ranked skills for ``query`` with OntoSkills' adaptive cut-off (min 0.4, gap 0.15)."""
+        """Ranked skills for ``query`` with OntoSkills' adaptive cut-off (min 0.4, gap 0.15), and
+        for a one-to-three-word query the skills whose name or description mention every word
+        below them (``retrieve.keywords``: the keyword floor, scores under 0.4)."""
+        query = cap_query(query)
         catalog = self._catalog()
         with single_threaded_blas():
-            ranking = self._rank(catalog, cap_query(query))
+            ranking = self._rank(catalog, query)
         candidates = ranking.candidates
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
-            confidence = candidate_confidence(self.calibration, candidates, ranking.method, position)
-            skill = catalog.skills[candidate.index]
-            hits.append(
-                SearchHit(
-                    id=skill.id,
-                    name=skill.name,
-                    key=skill.key,
-                    path=skill.skill.path,
-                    description=skill.skill.description,
-                    score=round(confidence, 4),
-                    matched_by=tuple(sorted(str(r) for r in candidate.ranks)),
-                )
-            )
+            score = candidate_confidence(self.calibration, candidates, ranking.method, position)
+            hits.append(_hit(catalog.skills[candidate.index], score, tuple(sorted(str(r) for r in candidate.ranks))))
         hits.sort(key=lambda h: -h.score)
         kept: list[SearchHit] = []
         for hit in hits[:top_k]:
             if hit.score < SEARCH_MIN_SCORE or (kept and kept[-1].score - hit.score > SEARCH_GAP):
                 break
             kept.append(hit)
-        return kept
+        terms = keyword_terms(query) if self.settings.enable_keyword and catalog.skills else []
+        floor = keyword_floor(catalog.described, terms) if terms else np.zeros(0)
+        shown = {h.id for h in kept}
+        calibrated = {h.id: h for h in hits}
+        mentioned = [
+            _hit(
+                skill,
+                max(float(floor[i]), calibrated[skill.id].score if skill.id in calibrated else 0.0),
+                (str(BM25),),
+            )
+            for i in np.flatnonzero(floor)
+            if (skill := catalog.skills[i]).id not in shown
+        ]
+        mentioned.sort(key=lambda h: (-h.score, h.id))
+        return (kept + mentioned)[:top_k]
 
     # -- lookups and stats ------------------------------------------------------------------
     def skills(self) -> list[IndexedSkill]:
@@ -443,6 +451,18 @@ class SkillPilot:
             missing_vectors={m.encoder: m.skills for m in catalog.missing},
             orphan_vectors=self.store.orphan_vectors(),
         )
+
+
+def _hit(skill: IndexedSkill, score: float, matched_by: tuple[str, ...]) -> SearchHit:
+    return SearchHit(
+        id=skill.id,
+        name=skill.name,
+        key=skill.key,
+        path=skill.skill.path,
+        description=skill.skill.description,
+        score=round(score, 4),
+        matched_by=matched_by,
+    )
 
 
 def _ref(skill: IndexedSkill) -> SkillRef:
