@@ -24,7 +24,7 @@ from skillpilot.market import Market, SearchFilters
 from skillpilot.retrieve.dense import DenseRetriever
 
 from .conftest import EXAMPLES, write_skill
-from .term_hash import SPEC, term_hash  # noqa: F401  (a fixture)
+from .fake_encoder import SPEC
 
 EDGES = ("ontoskills", "cli", "serve", "adapters", "bench")
 
@@ -48,7 +48,6 @@ def test_a_misspelt_override_names_the_key_and_the_closest_ones(isolated_home: P
         settings.with_overrides(enable_semantik=False)
 
 
-@pytest.mark.usefixtures("term_hash")
 def test_a_registered_encoder_is_selectable_and_an_unknown_one_lists_the_registry(
     isolated_home: Path, tmp_path: Path
 ) -> None:
@@ -58,12 +57,11 @@ def test_a_registered_encoder_is_selectable_and_an_unknown_one_lists_the_registr
     pilot.index([_skills(tmp_path / "skills")])
     result = pilot.route("join my PDF documents", trace=True)
     assert result.skill is not None and result.skill.id == "pdf-merge"
-    assert [s.stage for s in result.trace or ()][1:3] == ["bm25", "dense:term-hash/1"]
+    assert [s.stage for s in result.trace or ()][1:3] == ["bm25", "dense:trigram-test/1"]
     with pytest.raises(ConfigError, match=f"'bert' must be one of minilm, openai, [^']*{SPEC}"):
         SkillPilot(home=isolated_home, embed_provider="bert")
 
 
-@pytest.mark.usefixtures("term_hash")
 def test_blas_is_single_threaded_only_while_routing(
     isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

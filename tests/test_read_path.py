@@ -1,8 +1,8 @@
 """One consistent read: a router builds its catalog from one store snapshot and never writes the
 index, whatever `index --replace` commits meanwhile (SQLite and PostgreSQL).
 
-The encoder is :mod:`tests.term_hash` (registered through the real plugin path): what is tested
-is which skills and vectors a router holds, not meaning.
+The encoder is the test suite's installed fake (``tests/fake_encoder.py``, an entry-point plugin):
+what is tested is which skills and vectors a router holds, not meaning.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from skillpilot.cli import app
 from skillpilot.index import IndexChanges, SkillStore, StoredSkill, open_store
 
 from .conftest import write_skill
+from .fake_encoder import SPEC, TrigramEncoder
 from .pg_server import fresh_database, postgres_url  # noqa: F401  (a fixture)
-from .term_hash import SPACE, SPEC, term_hash  # noqa: F401  (a fixture)
 
-pytestmark = pytest.mark.usefixtures("term_hash")
+SPACE = f"{TrigramEncoder.name}|parts-v2"
 OLD = {"pdf-merge": "Merge several PDF files into one document.", "csv-clean": "Clean a CSV table of duplicates."}
 NEW = {"video-trim": "Cut a video to a time range.", "audio-mix": "Mix two audio tracks into one file."}
 
