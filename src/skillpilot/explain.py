@@ -42,7 +42,7 @@ def reasons(catalog: Catalog, ranking: Ranking, verdict: Verdict) -> tuple[str, 
     for match in learned.matches if learned else ():
         if match.skill == top.index:
             verb = "you chose it" if match.sign > 0 else f"you turned it down ({match.kind})"
-            said.append(f"feedback: {verb} for a similar message: {match.query!r}")
+            said.append(f"feedback: {verb} for a similar message: {_about(match)}")
     for hit in ranking.scores.fast_hits:
         if hit.index == top.index:
             said.extend(str(e) for e in hit.evidence)
