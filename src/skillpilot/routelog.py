@@ -2,7 +2,8 @@
 
 Input: a ``RouteResult`` and the surface that asked for it (``library``, ``cli``, ``http``,
 ``mcp``, ``hook`` ...). Output: ``LogEntry`` rows, newest first, for ``skillpilot log`` and the
-service's ``/log``.
+service's ``/log`` (a filtered page and its total: :meth:`RouteLog.page`), and routing-time
+percentiles by surface (:meth:`RouteLog.latency`) for the dashboard's chart.
 
 Guarantees:
 - One INSERT per decision, in autocommit mode with WAL and ``synchronous=NORMAL``: an entry is
@@ -25,6 +26,8 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+import numpy as np
 
 from .config import QUERY_PRIVACY
 from .errors import StoreError
@@ -75,6 +78,60 @@ class LogEntry:
     method: str
 
 
+@dataclass(frozen=True)
+class LogFilter:
+    """Which decisions a page shows: since ``since`` (epoch seconds), of one surface and one
+    decision, whose message or skill id contains ``text`` (case-insensitive); None: any."""
+
+    since: float | None = None
+    surface: str | None = None
+    decision: str | None = None
+    text: str | None = None
+
+    def where(self) -> tuple[str, list[object]]:
+        clauses = ["at >= ?"]
+        values: list[object] = [self.since if self.since is not None else 0.0]
+        if self.surface is not None:
+            clauses.append("surface = ?")
+            values.append(self.surface)
+        if self.decision is not None:
+            clauses.append("decision = ?")
+            values.append(self.decision)
+        if self.text:
+            # instr on lower(): a substring match that needs no LIKE escaping.
+            clauses.append("(instr(lower(COALESCE(query, '')), ?) > 0 OR instr(lower(COALESCE(skill_id, '')), ?) > 0)")
+            values += [self.text.lower(), self.text.lower()]
+        return " AND ".join(clauses), values
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """Routing time (``latency_ms``) of ``count`` decisions: p50, p95, p99 in ms (linear
+    interpolation between order statistics, numpy's default); None when ``count`` is 0."""
+
+    count: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+
+    @classmethod
+    def of(cls, values: list[float]) -> Percentiles:
+        if not values:
+            return cls(0, None, None, None)
+        p50, p95, p99 = (round(float(v), 3) for v in np.percentile(values, [50, 95, 99]))
+        return cls(len(values), p50, p95, p99)
+
+
+@dataclass(frozen=True)
+class SurfaceLatency:
+    """One surface's percentiles over a window, and per bucket (oldest first, ``bucket_seconds``
+    each, the last one ending now)."""
+
+    surface: str
+    overall: Percentiles
+    buckets: tuple[Percentiles, ...]
+
+
 def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode("utf-8")).hexdigest()
 
@@ -93,7 +150,9 @@ class RouteLog:
         self.max_age_days = max_age_days
         self._since_prune = 0
         # NORMAL: no fsync per route (the bench measures route latency); WAL keeps it atomic.
-        self._db = connect(self.path, "routing log", _SCHEMA)
+        self._db = connect(
+            self.path, "routing log", _SCHEMA, hint="; delete the file (routing, the index and feedback do not need it)"
+        )
         self.prune()
 
     def close(self) -> None:
@@ -145,6 +204,45 @@ class RouteLog:
             (since if since is not None else 0.0, limit if limit is not None else -1),
         )
         return [LogEntry(*row) for row in rows]
+
+    def page(self, where: LogFilter, offset: int = 0, limit: int = 50) -> tuple[list[LogEntry], int]:
+        """The decisions ``where`` selects, newest first: ``limit`` of them from ``offset``, and
+        how many it selects in all."""
+        condition, values = where.where()
+        total = self._db.execute(f"SELECT COUNT(*) FROM decisions WHERE {condition}", values).fetchone()[0]
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM decisions WHERE {condition} ORDER BY id DESC LIMIT ? OFFSET ?",
+            [*values, limit, offset],
+        )
+        return [LogEntry(*row) for row in rows], int(total)
+
+    def surfaces(self) -> list[str]:
+        """Every surface with a decision in the log, sorted."""
+        return [row[0] for row in self._db.execute("SELECT DISTINCT surface FROM decisions ORDER BY surface")]
+
+    def decisions(self, since: float) -> dict[str, int]:
+        """How many decisions of each kind were made at or after ``since``."""
+        rows = self._db.execute("SELECT decision, COUNT(*) FROM decisions WHERE at >= ? GROUP BY decision", (since,))
+        return {decision: int(count) for decision, count in rows}
+
+    def latency(self, since: float, buckets: int, now: float | None = None) -> list[SurfaceLatency]:
+        """Routing-time percentiles of each surface from ``since`` to ``now``, overall and in
+        ``buckets`` equal slices; surfaces sorted by name."""
+        end = time.time() if now is None else now
+        width = max(end - since, 1e-9) / buckets
+        times: dict[str, list[list[float]]] = {}
+        rows = self._db.execute("SELECT surface, at, latency_ms FROM decisions WHERE at >= ? AND at <= ?", (since, end))
+        for surface, at, latency_ms in rows:
+            slices = times.setdefault(surface, [[] for _ in range(buckets)])
+            slices[min(int((at - since) / width), buckets - 1)].append(latency_ms)
+        return [
+            SurfaceLatency(
+                surface,
+                Percentiles.of([v for s in slices for v in s]),
+                tuple(Percentiles.of(s) for s in slices),
+            )
+            for surface, slices in sorted(times.items())
+        ]
 
 
 def parse_since(text: str, now: float | None = None) -> float:

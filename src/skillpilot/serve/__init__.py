@@ -112,6 +112,22 @@ class SharedPilot:
         with self._lock:
             return call(self.pilot)
 
+    def warm_up_in_background(self) -> threading.Thread:
+        """Load the models and the catalog on a daemon thread, under the lock: a call that comes
+        meanwhile waits for the rest of the load instead of starting a second one."""
+
+        def warm() -> None:
+            try:
+                self(lambda p: p.search("warm up"))
+            except Exception as exc:  # the first real call reports it again, to its caller
+                log.warning("warming up failed: %s", exc)
+            else:
+                log.info("models and catalog loaded")
+
+        thread = threading.Thread(target=warm, name="skillpilot-warm-up", daemon=True)
+        thread.start()
+        return thread
+
 
 class Refresher(IndexWatcher):
     """Keep the served index in step with its skill folders: watchdog events re-index changed

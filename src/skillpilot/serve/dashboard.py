@@ -2,31 +2,48 @@
 
     GET /            the dashboard page (``dashboard.html``: one file of HTML, CSS and vanilla JS,
                      nothing fetched from elsewhere, so it works offline)
-    GET /skills      {"skills": [{id, name, key, path, description, source_kind, trust_tier, root,
-                     triggers, quality_issues}], "skipped": [{path, reason}]}
-    GET /log         ?since=1h|ISO&limit=N&surface=S&decision=D -> {"entries": [routing log entry]}
-    GET /feedback    {"signals": [{id, at, kind, query, skill, wrong}]}
+    GET /skills      ?offset=&limit=&q=&tier=&source= -> {"skills": [{id, name, key, path,
+                     description, source_kind, trust_tier, root, triggers, quality_issues}],
+                     "total" (matching), "count" (all), "offset", "limit", "tiers", "sources",
+                     "skipped": [{path, reason}]}
+    GET /log         ?offset=&limit=&since=1h|ISO&surface=S&decision=D&q=TEXT -> {"entries":
+                     [routing log entry], "total" (matching), "offset", "limit", "surfaces"}
+    GET /activity    ?window=hour|day -> {"window", "since", "bucket_seconds", "thresholds":
+                     {hard, soft}, "signed_in" (has the session cookie), "decisions":
+                     {kind: n}, "surfaces": [{surface, count, p50, p95, p99, buckets: [{start,
+                     count, p50, p95, p99}]}]}: routing time (``latency_ms``, never model or
+                     index loading) by surface, overall and in 12 (hour) or 24 (day) slices
+    GET /feedback    ?offset=&limit= -> {"signals": [{id, at, time, kind, query, skill, wrong}],
+                     newest first, "total", "offset", "limit"}
 
-The page reads the JSON routes with the same bearer token (``?token=`` in the page's address,
-kept by the page) and uses ``POST /explain`` for its "try a message" box.
+Both listings page on the server, so the page stays small at any catalog or log size. The page
+signs in with a cookie (``serve.browser``) or calls without one on a service with no token.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from importlib.resources import files
-from typing import Any
+from typing import Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.params import Depends
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from ..routelog import iso, parse_since
+from ..model import IndexedSkill
+from ..routelog import LogFilter, iso, parse_since
 from ..router import SkillPilot
-from . import SharedPilot
+from . import SharedPilot, browser
 
-MAX_LOG_ROWS = 5000
+MAX_PAGE = 500
+DEFAULT_PAGE = 50
+# Chart slices: 5 minutes over the last hour, 1 hour over the last day.
+WINDOWS = {"hour": (3600.0, 12), "day": (86400.0, 24)}
+
+Offset = Query(0, ge=0)
+Limit = Query(DEFAULT_PAGE, ge=1, le=MAX_PAGE)
 
 
 def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
@@ -38,24 +55,32 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
         return HTMLResponse(page)
 
     @router.get("/skills", dependencies=list(guarded))
-    def skills() -> dict[str, Any]:
+    def skills(
+        offset: int = Offset,
+        limit: int = Limit,
+        q: str | None = Query(None, description="Only skills whose id, name or description contains it."),
+        tier: str | None = None,
+        source: str | None = None,
+    ) -> dict[str, Any]:
         def listing(p: SkillPilot) -> dict[str, Any]:
+            every = p.skills()
+            tiers = {s.id: p.settings.trust_tiers.get(s.id, s.skill.trust_tier) for s in every}
+            needle = (q or "").lower()
+            matching = [
+                s
+                for s in every
+                if (not needle or needle in f"{s.id} {s.name} {s.skill.description}".lower())
+                and (tier is None or tiers[s.id] == tier)
+                and (source is None or s.skill.source_kind == source)
+            ]
             return {
-                "skills": [
-                    {
-                        "id": s.id,
-                        "name": s.name,
-                        "key": s.key,
-                        "path": s.skill.path,
-                        "description": s.skill.description,
-                        "source_kind": s.skill.source_kind,
-                        "trust_tier": p.settings.trust_tiers.get(s.id, s.skill.trust_tier),
-                        "root": s.skill.root,
-                        "triggers": list(s.skill.route.triggers),
-                        "quality_issues": list(s.fingerprint.quality_issues),
-                    }
-                    for s in p.skills()
-                ],
+                "skills": [_listed(s, tiers[s.id]) for s in matching[offset : offset + limit]],
+                "total": len(matching),
+                "count": len(every),
+                "offset": offset,
+                "limit": limit,
+                "tiers": sorted(set(tiers.values())),
+                "sources": sorted({s.skill.source_kind for s in every}),
                 "skipped": [asdict(f) for f in p.stats().skipped],
             }
 
@@ -63,26 +88,83 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
 
     @router.get("/log", dependencies=list(guarded), response_model=None)
     def routing_log(
+        offset: int = Offset,
+        limit: int = Limit,
         since: str | None = None,
-        limit: int = Query(500, ge=1, le=MAX_LOG_ROWS),
         surface: str | None = None,
         decision: str | None = None,
+        q: str | None = Query(None, description="Only decisions whose message or skill id contains it."),
     ) -> dict[str, Any] | JSONResponse:
         try:
             start = parse_since(since) if since else None
         except ValueError as exc:
             return JSONResponse({"error": {"type": "InvalidRequest", "message": str(exc)}}, status_code=400)
-        entries = shared(lambda p: p.route_log.entries(since=start, limit=MAX_LOG_ROWS))
-        kept = [
-            asdict(e) | {"time": iso(e.at)}
-            for e in entries
-            if (surface is None or e.surface == surface) and (decision is None or e.decision == decision)
-        ]
-        return {"entries": kept[:limit]}
+        where = LogFilter(since=start, surface=surface, decision=decision, text=q)
+
+        def listing(p: SkillPilot) -> dict[str, Any]:
+            entries, total = p.route_log.page(where, offset, limit)
+            return {
+                "entries": [asdict(e) | {"time": iso(e.at)} for e in entries],
+                "total": total,
+                "offset": offset,
+                "limit": limit,
+                "surfaces": p.route_log.surfaces(),
+            }
+
+        return shared(listing)
+
+    @router.get("/activity", dependencies=list(guarded))
+    def activity(request: Request, window: Literal["hour", "day"] = "hour") -> dict[str, Any]:
+        seconds, slices = WINDOWS[window]
+        settings = shared.pilot.settings
+        now = time.time()
+        since = now - seconds
+        decisions, surfaces = shared(
+            lambda p: (p.route_log.decisions(since), p.route_log.latency(since, slices, now=now))
+        )
+        return {
+            "window": window,
+            "since": iso(since),
+            "bucket_seconds": seconds / slices,
+            "thresholds": {"hard": settings.hard_threshold, "soft": settings.soft_threshold},
+            "signed_in": browser.COOKIE in request.cookies,
+            "decisions": {kind: decisions.get(kind, 0) for kind in ("hard", "soft", "passthrough")},
+            "surfaces": [
+                {
+                    "surface": s.surface,
+                    **asdict(s.overall),
+                    "buckets": [
+                        {"start": iso(since + n * seconds / slices), **asdict(b)} for n, b in enumerate(s.buckets)
+                    ],
+                }
+                for s in surfaces
+            ],
+        }
 
     @router.get("/feedback", dependencies=list(guarded))
-    def feedback_history() -> dict[str, Any]:
+    def feedback_history(offset: int = Offset, limit: int = Limit) -> dict[str, Any]:
         signals = shared(lambda p: p.feedback_store.signals())
-        return {"signals": [asdict(s) | {"time": iso(s.at)} for s in signals]}
+        newest = signals[::-1][offset : offset + limit]
+        return {
+            "signals": [asdict(s) | {"time": iso(s.at)} for s in newest],
+            "total": len(signals),
+            "offset": offset,
+            "limit": limit,
+        }
 
     return router
+
+
+def _listed(skill: IndexedSkill, tier: str) -> dict[str, Any]:
+    return {
+        "id": skill.id,
+        "name": skill.name,
+        "key": skill.key,
+        "path": skill.skill.path,
+        "description": skill.skill.description,
+        "source_kind": skill.skill.source_kind,
+        "trust_tier": tier,
+        "root": skill.skill.root,
+        "triggers": list(skill.skill.route.triggers),
+        "quality_issues": list(skill.fingerprint.quality_issues),
+    }

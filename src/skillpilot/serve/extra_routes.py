@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..omni.model import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, SourceName
 from . import SharedPilot, calls
+from .guard import error_response
 
 
 class _Body(BaseModel):
@@ -50,7 +51,7 @@ class PlanRequest(_Body):
 
 
 def _invalid(message: str) -> JSONResponse:
-    return JSONResponse({"error": {"type": "InvalidRequest", "message": message}}, status_code=400)
+    return error_response(400, "InvalidRequest", message)
 
 
 def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> APIRouter:
@@ -68,7 +69,9 @@ def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> API
     @router.post("/lint")
     def lint(body: LintRequest) -> Any:
         try:
-            return shared(lambda p: calls.lint_report(p, skill=body.skill, path=body.path))
+            # Not under the routing lock: routes go on while a lint runs (POST /jobs/lint for a
+            # whole index with a progress report).
+            return calls.lint_report(shared, skill=body.skill, path=body.path)
         except ValueError as exc:
             return _invalid(str(exc))
 

@@ -9,11 +9,17 @@
     POST /feedback  {"kind", "query", "skill" | "wrong" + "right"} -> the recorded signal
     GET  /stats     GET /conflicts                         -> as ``skillpilot stats|conflicts --json``
     GET  /healthz                                          -> {"status": "ok", "pid"} (no token needed)
-    GET  /docs      GET /openapi.json                      -> the OpenAPI description
+    GET  /docs      GET /openapi.json                      -> the OpenAPI description (``/docs``
+                                                               works offline: ``serve.apidocs``)
+    POST /jobs/lint GET /jobs/{id}                         -> long jobs off the routing path
+                                                              (``serve.jobs``)
 
 Guarantees: a request body over ``MAX_BODY_BYTES`` gets 413 before anything parses it; malformed
 JSON or fields get 422; an unknown skill 404; an unknown feedback kind 400; with a token, every
-data route answers 401 without ``Authorization: Bearer <token>``. Errors are
+data route answers 401 without ``Authorization: Bearer <token>`` or the browser session cookie
+(``serve.browser``: a one-time link or the /login form sets it); any bytes in that header give
+401, never 500; a ``Host`` or ``Origin`` naming another site is refused (421 / 403,
+:mod:`skillpilot.serve.guard`). Every error, 404 and 405 included, is
 ``{"error": {"type", "message"}}``. The models stay loaded between requests and the catalog is
 reloaded when the index changes (the facade checks the store's generation on every call).
 Needs the ``[server]`` extra.
@@ -24,11 +30,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import secrets
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import FrameType
@@ -54,12 +59,23 @@ from . import (
     Refresher,
     ServeInfo,
     SharedPilot,
+    apidocs,
+    browser,
     dashboard,
     extra_routes,
     is_loopback,
+    jobs,
     package_version,
     remove_serve_file,
     write_serve_file,
+)
+from .guard import (
+    HostGuard,
+    SafeJSONResponse,
+    bearer_matches,
+    check_token,
+    error_response,
+    install_error_handlers,
 )
 
 log = logging.getLogger(__name__)
@@ -117,8 +133,7 @@ def _problem(error: dict[str, Any]) -> dict[str, str]:
     return {"field": ".".join(str(p) for p in error["loc"][1:]) or "(body)", "message": error["msg"]}
 
 
-def _error(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": {"type": kind, "message": message, **extra}}, status_code=status)
+_error = error_response
 
 
 class BodyLimit:
@@ -161,26 +176,45 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
-    """The service's ASGI app around ``pilot`` (which it then owns: one call at a time)."""
+def create_app(pilot: SkillPilot, token: str | None = None, allowed_hosts: Sequence[str] = ()) -> FastAPI:
+    """The service's ASGI app around ``pilot`` (which it then owns: one call at a time), answering
+    requests addressed to loopback names and ``allowed_hosts`` only."""
+    check_token(token)
     shared = SharedPilot(pilot)
+    sessions = browser.BrowserSessions(token) if token is not None else None
 
-    def authorised(authorization: Annotated[str | None, Header()] = None) -> None:
-        # compare_digest: the time a wrong token takes to reject must not reveal its prefix.
-        if token is not None and not secrets.compare_digest(authorization or "", f"Bearer {token}"):
+    def authorised(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
+        if token is None or sessions is None:
+            return
+        if bearer_matches(authorization, token):
+            return
+        if not browser.cookie_allows(sessions, request):
             raise _Unauthorised
 
     app = FastAPI(
         title="SkillPilot",
         summary="Route a message to the right agent skill before the LLM runs.",
         version=package_version(),
+        default_response_class=SafeJSONResponse,
+        docs_url=None,
+        redoc_url=None,
     )
+    apidocs.add_docs(app)
     app.add_middleware(BodyLimit)
+    # Added last, so it runs first: a request for another site is refused before its body is read.
+    app.add_middleware(HostGuard, allowed_hosts=allowed_hosts)
+    install_error_handlers(app)
+    # serve() prints a one-time sign-in link from it; None without a token.
+    app.state.browser_sessions = sessions
+    if sessions is not None:
+        app.include_router(browser.router_for(sessions))
     guarded = [Depends(authorised)]
 
     @app.exception_handler(_Unauthorised)
     async def unauthorised(_: Request, __: Exception) -> JSONResponse:
-        response = _error(401, "Unauthorised", "send the token as `Authorization: Bearer <token>`")
+        response = _error(
+            401, "Unauthorised", "send the token as `Authorization: Bearer <token>`; in a browser, sign in at /login"
+        )
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
 
@@ -274,6 +308,7 @@ def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
 
     app.include_router(extra_routes.router_for(shared, guarded))
     app.include_router(dashboard.router_for(shared, guarded))
+    app.include_router(jobs.router_for(shared, guarded))
     return app
 
 
@@ -308,10 +343,15 @@ def serve(
     port: int = DEFAULT_PORT,
     token: str | None = None,
     ready: Callable[[str], None] | None = None,
+    allowed_hosts: Sequence[str] = (),
+    login: Callable[[str], None] | None = None,
 ) -> None:
     """Warm ``pilot`` up, listen on ``host:port`` (0: any free port), advertise the address in
-    ``$SKILLPILOT_HOME/serve.json``, call ``ready(url)`` and serve until interrupted (SIGINT or
-    SIGTERM); ``serve.json`` is removed on the way out. A non-loopback ``host`` needs a token."""
+    ``$SKILLPILOT_HOME/serve.json``, call ``ready(url)`` (and with a token ``login(link)``, a
+    one-time sign-in link for a browser) and serve until interrupted (SIGINT or SIGTERM);
+    ``serve.json`` is removed on the way out. A non-loopback ``host`` needs a token; requests are
+    answered for loopback names, ``host`` and ``allowed_hosts``."""
+    check_token(token)
     if not is_loopback(host) and not token:
         raise ConfigError(
             "--host",
@@ -335,9 +375,12 @@ def serve(
     url = "http://{}:{}".format(f"[{host}]" if family == socket.AF_INET6 else host, sock.getsockname()[1])
     home: Path = pilot.settings.home
     write_serve_file(home, ServeInfo(url=url, pid=os.getpid(), token=token))
+    app = create_app(pilot, token, allowed_hosts=(host, *allowed_hosts))
     if ready is not None:
         ready(url)
-    config = uvicorn.Config(create_app(pilot, token), log_level="warning", access_log=False)
+    if login is not None and app.state.browser_sessions is not None:
+        login(f"{url}/login?code={app.state.browser_sessions.new_code()}")
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
     try:
         with _sigterm_exits(), Refresher(pilot.settings):
             uvicorn.Server(config).run(sockets=[sock])
