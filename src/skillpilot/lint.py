@@ -443,8 +443,8 @@ def _prefer_when(index: int, skills: Sequence[IndexedSkill], group: ConflictGrou
     rivals = [skills[i] for i in group.indices if i != index]
     # Its salient words (name, keywords) that the resolver would count for it: used by no rival.
     text = " ".join((skill.name.replace("-", " "), *skill.fingerprint.keywords))
-    others = [i for i in group.indices if i != index]
-    suggested = _own_words(text, index, others, Vocabularies(skills))[:MAX_SUGGESTIONS]
+    rival_indices = [i for i in group.indices if i != index]
+    suggested = _own_words(text, index, rival_indices, Vocabularies(skills))[:MAX_SUGGESTIONS]
     words = f": {', '.join(suggested)}" if suggested else " (no word sets it apart yet: add one)"
     return [Finding(
         "missing-prefer-when", "warning",

@@ -27,6 +27,8 @@ from urllib.parse import parse_qs, urlsplit
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from .guard import error_response
+
 COOKIE = "skillpilot_session"
 CODE_SECONDS = 600.0
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -109,7 +111,7 @@ def router_for(sessions: BrowserSessions) -> APIRouter:
         header = request.headers.get("authorization", "")
         if not (header.startswith("Bearer ") and sessions.token_matches(header.removeprefix("Bearer "))):
             message = "send the token as `Authorization: Bearer <token>`"
-            return JSONResponse({"error": {"type": "Unauthorised", "message": message}}, status_code=401)
+            return error_response(401, "Unauthorised", message)
         return JSONResponse({"url": f"/login?code={sessions.new_code()}"})
 
     @router.post("/logout")

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..config import Settings
 from ..router import SkillPilot
 from . import SharedPilot, calls
+from .guard import error_response
 
 KEEP_JOBS = 20
 JobStatus = Literal["running", "done", "failed", "cancelled"]
@@ -130,15 +131,16 @@ def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> API
 
     def unknown(job_id: str) -> JSONResponse:
         message = f"no job {job_id!r}: GET /jobs lists the jobs this service remembers"
-        return JSONResponse({"error": {"type": "JobNotFound", "message": message}}, status_code=404)
+        return error_response(404, "JobNotFound", message)
 
     @router.post("/jobs/lint", status_code=202)
     def lint_job(body: LintJobRequest) -> Any:
         settings = shared.pilot.settings
         if body.path is not None:
-            problem = _outside_roots(Path(body.path), shared(lambda p: p.stats().roots))
-            if problem:
-                return JSONResponse({"error": {"type": "InvalidRequest", "message": problem}}, status_code=400)
+            try:
+                calls.servable_path(Path(body.path).expanduser(), shared(lambda p: p.store.roots()))
+            except ValueError as exc:
+                return error_response(400, "InvalidRequest", str(exc))
         return jobs.start("lint", lambda progress: _lint(settings, body.path, progress)).to_dict()
 
     @router.get("/jobs")
@@ -169,12 +171,3 @@ def _lint(settings: Settings, path: str | None, progress: Progress) -> dict[str,
         return calls.lint_index(checker, progress)
     finally:
         checker.close()
-
-
-def _outside_roots(path: Path, roots: Sequence[str]) -> str | None:
-    """Why ``path`` may not be linted over HTTP (it must lie inside a skill root), or None."""
-    resolved = path.expanduser().resolve()
-    if any(resolved.is_relative_to(Path(root).expanduser().resolve()) for root in roots):
-        return None
-    listed = ", ".join(roots) or "none indexed"
-    return f"path {path} is outside the skill roots ({listed}): lint other folders with `skillpilot lint PATH`"
