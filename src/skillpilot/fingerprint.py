@@ -199,7 +199,8 @@ def _quality_issues(skill: Skill, patterns: tuple[str, ...]) -> tuple[str, ...]:
     if skill.source_kind == "skill-md":
         if len(skill.description) > 1024:
             issues.append("description is longer than 1024 characters (the SKILL.md limit)")
-        if not skill.body.strip():
+        # A private skill's body is withheld by the loader; it is not missing.
+        if not skill.body.strip() and not skill.private:
             issues.append("body is empty: add instructions below the frontmatter")
         if not _NAME_RULE.match(skill.name) or len(skill.name) > 64:
             issues.append(

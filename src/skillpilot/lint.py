@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -144,23 +144,28 @@ class SkillLint:
         return any(f.severity in FAILING for f in self.findings)
 
 
-def lint(pilot: SkillPilot, progress: Callable[[int, int], None] | None = None) -> list[SkillLint]:
-    """Lint every skill in ``pilot``'s index; worst score first, then by id. ``progress(done,
-    total)`` is called after each skill (a background job reports it, and may stop there by
-    raising)."""
+def lint(
+    pilot: SkillPilot, only: Collection[str] | None = None, progress: Callable[[int, int], None] | None = None
+) -> list[SkillLint]:
+    """Lint every skill in ``pilot``'s index, or only the skills whose ids are in ``only`` (each
+    still checked against the whole index, so its report is the same, in a fraction of the time);
+    worst score first, then by id. ``progress(done, total)`` is called after each linted skill (a
+    background job reports it, and may stop there by raising)."""
     skills = pilot.skills()
-    closest = _closest_descriptions(pilot, skills)
+    targets = [i for i, s in enumerate(skills) if only is None or s.id in only]
+    closest = _closest_descriptions(pilot, skills, targets)
     groups = {i: g for g in pilot.conflict_groups() for i in g.indices}
     matcher = FastMatcher(skills)
     rarity = _DescriptionRarity(skills)
     results = []
-    for index, skill in enumerate(skills):
+    for done, index in enumerate(targets, start=1):
+        skill = skills[index]
         claims, tasks = _probes(index, skills, matcher)
         with single_steps():
             claims_lost, tasks_unreached = _lost(pilot, skill, claims), _unreached(pilot, skill, tasks)
         findings = [
             *_text_findings(skill),
-            *_vague(index, skills, closest[index] if closest else [], tasks_unreached, len(tasks)),
+            *_vague(index, skills, closest.get(index, []), tasks_unreached, len(tasks)),
             *_generic(index, skills, rarity),
             *_confusable(claims_lost, len(claims)),
             *_prefer_when(index, skills, groups.get(index)),
@@ -170,7 +175,7 @@ def lint(pilot: SkillPilot, progress: Callable[[int, int], None] | None = None) 
         score = max(0.0, 100.0 - sum(f.penalty for f in findings))
         results.append(SkillLint(skill.id, skill.key, skill.skill.path, round(score, 1), tuple(findings)))
         if progress is not None:
-            progress(index + 1, len(skills))
+            progress(done, len(targets))
     results.sort(key=lambda r: (r.score, r.id))
     return results
 
@@ -222,22 +227,23 @@ def _issue_fix(issue: str) -> str:
 
 
 def _closest_descriptions(
-    pilot: SkillPilot, skills: Sequence[IndexedSkill]
-) -> list[list[tuple[int, float, float]]]:
-    """Per skill, per embedded part after its description: (the skill whose description is
-    closest, that similarity, the similarity to its own description); [] without encoders."""
+    pilot: SkillPilot, skills: Sequence[IndexedSkill], targets: Sequence[int]
+) -> dict[int, list[tuple[int, float, float]]]:
+    """Per target skill, per embedded part after its description: (the skill whose description
+    is closest, that similarity, the similarity to its own description); {} without encoders."""
     if not pilot.encoders or len(skills) < 2:
-        return []
+        return {}
     stored = [pilot.store.vectors(vector_space(encoder, EMBEDDING)) for encoder in pilot.encoders]
     # Part 0 is always "name: description" (EmbeddingRecipe).
     descriptions = [np.stack([v[(s.skill.root, s.key)][0] for s in skills]) for v in stored]
-    closest = []
-    for index, skill in enumerate(skills):
+    closest = {}
+    for index in targets:
+        skill = skills[index]
         parts = [v[(skill.skill.root, skill.key)][1:] for v in stored]
         # mean cosine over encoders, like conflict detection: (parts, skills)
         sims = sum(p @ d.T for p, d in zip(parts, descriptions, strict=True)) / len(stored)
         rows = np.atleast_2d(sims)
-        closest.append([(int(np.argmax(row)), float(row.max()), float(row[index])) for row in rows])
+        closest[index] = [(int(np.argmax(row)), float(row.max()), float(row[index])) for row in rows]
     return closest
 
 

@@ -150,7 +150,9 @@ class RouteLog:
         self.max_age_days = max_age_days
         self._since_prune = 0
         # NORMAL: no fsync per route (the bench measures route latency); WAL keeps it atomic.
-        self._db = connect(self.path, "routing log", _SCHEMA)
+        self._db = connect(
+            self.path, "routing log", _SCHEMA, hint="; delete the file (routing, the index and feedback do not need it)"
+        )
         self.prune()
 
     def close(self) -> None:

@@ -55,7 +55,7 @@ from .retrieve.bm25 import BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever
 from .retrieve.fast import FastHit, FastMatcher
 from .routelog import RouteLog
-from .text import cap_query
+from .text import cap_query, clean_text
 
 log = logging.getLogger(__name__)
 
@@ -629,7 +629,7 @@ class SkillPilot:
         correct / ignore); a correction takes ``wrong`` and ``right``, the others ``skill``.
         Skills are given by id, key or name; an unknown one raises ``SkillNotFoundError``.
         With ``feedback_enabled`` off the signal is still kept, and routing ignores it."""
-        signal = Signal.of(kind, query, skill=skill, wrong=wrong, right=right)
+        signal = Signal.of(kind, clean_text(query), skill=skill, wrong=wrong, right=right)
         catalog = self._catalog()
         canonical = Signal(
             signal.kind,

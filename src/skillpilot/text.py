@@ -7,7 +7,9 @@ Input: any string. Output: a list of index terms. Guarantees:
 - CJK runs (Chinese, Japanese kana/kanji, Korean) become overlapping character bigrams plus
   unigrams, the Lucene CJKAnalyzer approach: it needs no dictionary, costs microseconds and
   matches Chinese words without segmenting them;
-- queries are capped at ``MAX_QUERY_CHARS`` before anything else (OntoSkills' 512-char cap).
+- queries are capped at ``MAX_QUERY_CHARS`` before anything else (OntoSkills' 512-char cap);
+- :func:`clean_text` makes any string encodable as UTF-8 (lone surrogates become U+FFFD), so
+  text from undecodable file names, ``\\ud800`` escapes or stray bytes can be stored and printed.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from functools import lru_cache
 import Stemmer
 
 MAX_QUERY_CHARS = 512
+# Lone surrogates: what ``surrogateescape`` makes of undecodable bytes (argv, file names) and what
+# JSON or YAML ``\\ud800`` escapes decode to. UTF-8 cannot encode them.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _stemmer = Stemmer.Stemmer("english")
 
@@ -42,9 +47,14 @@ STOP_WORDS = frozenset(
 )
 
 
+def clean_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (the rest untouched)."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
 def cap_query(text: str) -> str:
-    """The part of a query SkillPilot looks at (the first ``MAX_QUERY_CHARS`` characters)."""
-    return text[:MAX_QUERY_CHARS]
+    """The part of a query SkillPilot looks at (the first ``MAX_QUERY_CHARS`` characters), clean."""
+    return clean_text(text[:MAX_QUERY_CHARS])
 
 
 def mostly_cjk(text: str) -> bool:

@@ -27,6 +27,7 @@ from ..errors import SkillPilotError
 from ..index import open_store
 from ..model import IndexReport, RouteResult
 from ..router import SkillPilot
+from ..text import clean_text
 
 EXIT_ERROR = 1
 EXIT_PASSTHROUGH = 3
@@ -225,20 +226,36 @@ def route(
 
 
 def _route_batch(pilot: SkillPilot, path: Path, trace: bool) -> None:
+    """One JSON line per query line; a line that is not a query gets an error line (and exit 1 at
+    the end), and every other line is still routed. Undecodable bytes read as U+FFFD."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_bytes().decode("utf-8", "replace").splitlines()
     except OSError as exc:
         raise _fail(f"{path}: cannot read the queries file ({exc.strerror})") from exc
+    bad = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        item: Any = None
         try:
             item = json.loads(line)
             query = item["query"]
+            if not isinstance(query, str):
+                raise TypeError(query)
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise _fail(f'line {number} of {path}: expected {{"id": ..., "query": "..."}}') from exc
+            bad += 1
+            message = f'line {number} of {path}: expected {{"id": ..., "query": "..."}} ({type(exc).__name__})'
+            err.print(message, markup=False)
+            ident = item.get("id") if isinstance(item, dict) else None
+            error = {"type": "InvalidQuery", "message": message}
+            sys.stdout.write(json.dumps({"id": ident, "line": number, "error": error}) + "\n")
+            continue
         result = _run(functools.partial(pilot.route, query, trace=trace))
-        sys.stdout.write(json.dumps({"id": item.get("id"), **result.to_dict()}, ensure_ascii=False) + "\n")
+        ident = item.get("id")
+        ident = clean_text(ident) if isinstance(ident, str) else ident
+        sys.stdout.write(json.dumps({"id": ident, **result.to_dict()}, ensure_ascii=False) + "\n")
+    if bad:
+        raise typer.Exit(1)
 
 
 def _bar(value: float, width: int = 20) -> str:

@@ -62,6 +62,14 @@ def serve(
             help="Require `Authorization: Bearer TOKEN` on every data route.",
         ),
     ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="Also answer requests addressed to this host name (repeatable; loopback names and "
+            "--host always are).",
+        ),
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Run the resident HTTP service: warm models, answers in milliseconds, OpenAPI at /docs."""
@@ -81,7 +89,17 @@ def serve(
     def login(link: str) -> None:
         err.print(f"Dashboard sign-in (one-time link, 10 minutes): {link}", markup=False, soft_wrap=True)
 
-    _run(lambda: http.serve(pilot, host=host, port=port, token=token, ready=ready, login=login))
+    _run(
+        lambda: http.serve(
+            pilot,
+            host=host,
+            port=port,
+            token=token,
+            ready=ready,
+            allowed_hosts=tuple(allow_host or ()),
+            login=login,
+        )
+    )
 
 
 @hook_app.command("claude-code")

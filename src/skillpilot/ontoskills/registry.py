@@ -22,6 +22,11 @@ Guarantees:
   sets it, so it is not checked.)
 - a path that could leave the package (absolute, ``..``, backslash, drive) is refused, and so
   is a folder-registry file that is a symlink out of the registry;
+- an HTTP registry's references stay in its lane: ``http(s)`` on the registry's own host and
+  port only; any other scheme (``file:``, ``ftp:`` ...) or host, named or redirected to, is
+  refused with the reference in the error;
+- installed files are never more readable than their source, nor than 0644 (a registry's
+  0600 file stays 0600; a download is 0644);
 - nothing is half-installed: files are fetched and checked in ``<home>/state/``, then the folder
   is moved into place with one rename (a reinstall swaps the old folder out the same way);
 - every fetch is size-capped (64 MiB) and times out (30 s).
@@ -54,6 +59,7 @@ from .reader import LOCK_PATH, MANIFEST_FILE
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "index.json"
+INSTALLED_FILE_MODE = 0o644
 MAX_FILE_BYTES = 64 * 1024 * 1024
 TIMEOUT_SECONDS = 30.0
 _HEX = re.compile(r"^(?:sha256:)?([0-9a-fA-F]{64})$")
@@ -136,7 +142,9 @@ class Registry:
     def resolve(self, base: str, reference: str) -> str:
         """``reference`` (relative to the file ``base``) as a URL or path inside this registry."""
         if self.remote:
-            return urllib.parse.urljoin(base, reference)
+            url = urllib.parse.urljoin(base, reference)
+            _same_site(self.index, url, f"refusing {reference!r} (named by {base})")
+            return url
         relative = safe_relative(reference.removeprefix("./"))
         if relative is None:
             raise RegistryError(base, f"refusing the path {reference!r}: it could leave the registry")
@@ -145,7 +153,8 @@ class Registry:
     def fetch(self, location: str, limit: int = MAX_FILE_BYTES) -> bytes:
         """The bytes at ``location`` (a URL of this registry, or a file inside its folder)."""
         if self.remote:
-            return _download(location, limit)
+            _same_site(self.index, location, f"refusing {location!r}")
+            return _download(location, limit, self.index)
         path = Path(location)
         root = Path(self.index).parent.resolve()
         try:
@@ -157,6 +166,31 @@ class Registry:
         if real.stat().st_size > limit:
             raise RegistryError(location, f"is over {limit >> 20} MiB; refusing to read it")
         return real.read_bytes()
+
+    def mode(self, location: str) -> int:
+        """The permission bits an installed copy of ``location`` gets: its source's, at most 0644."""
+        if self.remote:
+            return INSTALLED_FILE_MODE
+        return os.stat(Path(location).resolve()).st_mode & INSTALLED_FILE_MODE
+
+
+def _same_site(registry: str, url: str, refusal: str) -> None:
+    """Refuse ``url`` unless it is http(s) on the host and port of the registry's ``registry`` URL."""
+    home, there = urllib.parse.urlsplit(registry), urllib.parse.urlsplit(url)
+    if there.scheme not in ("http", "https"):
+        raise RegistryError(registry, f"{refusal}: an HTTP registry's files must be http(s) URLs")
+    if there.netloc.lower() != home.netloc.lower():
+        raise RegistryError(
+            registry, f"{refusal}: it is on {there.netloc}, not on the registry's own host {home.netloc}"
+        )
+
+
+def _write_file(path: Path, data: bytes, mode: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chmod(path, mode)  # os.open's mode only applies to a new file, and through the umask
 
 
 def ontologies_root(home: Path) -> Path:
@@ -197,9 +231,8 @@ def install(
             location = registry.resolve(entry.manifest, str(relative))
             data = registry.fetch(location)
             _check(checksums.get(str(relative)), data, location)
-            (staging / relative).parent.mkdir(parents=True, exist_ok=True)
-            (staging / relative).write_bytes(data)
-        (staging / MANIFEST_FILE).write_bytes(manifest_bytes)
+            _write_file(staging / relative, data, registry.mode(location))
+        _write_file(staging / MANIFEST_FILE, manifest_bytes, registry.mode(entry.manifest))
         target = ontologies_root(home) / target_relative
         _move_into_place(staging, target, state)
     finally:
@@ -369,10 +402,24 @@ def _json(data: bytes, location: str) -> Any:
         raise RegistryError(location, f"is not valid JSON: {exc}") from exc
 
 
-def _download(url: str, limit: int) -> bytes:
+class _SameSiteRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to http(s) on the registry's own host."""
+
+    def __init__(self, registry: str) -> None:
+        self.registry = registry
+
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        _same_site(self.registry, newurl, f"refusing the redirect from {req.full_url} to {newurl!r}")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _download(url: str, limit: int, registry: str) -> bytes:
     request = urllib.request.Request(url, headers={"User-Agent": "skillpilot"})
+    opener = urllib.request.build_opener(_SameSiteRedirects(registry))
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+        with opener.open(request, timeout=TIMEOUT_SECONDS) as response:
             data: bytes = response.read(limit + 1)
     except urllib.error.HTTPError as exc:
         raise RegistryError(url, f"HTTP {exc.code} {exc.reason}") from exc

@@ -4,6 +4,10 @@ A skill is embedded as a few parts (``embedding_texts``): its name + description
 patterns and triggers, and the opening of its body. A skill's score is the best part's cosine
 (max-sim), with the description part favoured so a long body cannot outvote what the author
 said the skill is for. Input: vectors of shape (parts, dim) per skill in catalog order.
+
+Bounded work: every text sent to an encoder is at most ``MAX_PART_CHARS`` characters (a query at
+most ``text.MAX_QUERY_CHARS``): a 1 MB description costs what a 2,000-character one does (MiniLM
+reads 256 tokens anyway; USE would read it all). The whole text is still indexed for keywords.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from ..model import Fingerprint, Hit, Skill
 from ..text import cap_query, mostly_cjk
 
 BODY_CHARS = 800
+# Longer than any part in the benchmark corpus (1,230 characters at most), so no vector there changes.
+MAX_PART_CHARS = 2000
 BODY_PART_CHARS = 400
 # Non-description parts count slightly less: they are noisier (headings, examples, setup steps).
 SECONDARY_PART_WEIGHT = 0.95
@@ -54,7 +60,7 @@ def embedding_texts(skill: Skill, fp: Fingerprint) -> list[str]:
         chunk = body[start : start + BODY_PART_CHARS].strip()
         if len(chunk) > 40:
             parts.append(chunk)
-    return parts
+    return [part[:MAX_PART_CHARS] for part in parts]
 
 
 class DenseRetriever:

@@ -2,16 +2,20 @@
 
     context(pilot, data)             -> omni-retrieval's OmniResult.to_json() for the seed's
                                         camelCase request (query, sessionId, graphSpace, ...)
-    lint_report(pilot, skill, path)  -> {"skills": [SkillLint + failing], "failing", "skipped"}
-    lint_index(checker, progress)    -> the same for a whole index (the service's lint job)
-    lint_path(settings, path, progress) -> the same for the skills under a path
+    lint_report(shared, skill, path) -> {"skills": [SkillLint + failing], "failing", "skipped"}
+    lint_index(settings, progress)   -> the same for the whole index (the service's lint job)
+    lint_path(settings, folder, progress) -> the same for the skills under a folder
+    under_roots(folder, roots)       -> the folder, if the service may lint it
 
 Bad arguments raise ``ValueError`` (the surfaces turn it into their own error shape); an unknown
-skill id raises ``SkillNotFoundError``. ``lint_report`` never routes through the serving router:
-it lints with feedback and preconditions off, as ``skillpilot lint`` does, so linting neither
-learns from nor depends on this machine. A path is indexed into a scratch home and its skills
-are checked against one another (as ``skillpilot lint PATH``); a skill id is checked against the
-whole index and only its own report is returned.
+skill id raises ``SkillNotFoundError``. ``lint_report`` never routes through the serving router
+and holds its lock only to look the skill up: it lints with its own router on its own store
+connection, feedback and preconditions off, as ``skillpilot lint`` does, so linting neither
+learns from nor depends on this machine, and routes go on at their usual speed meanwhile. A
+skill id lints that one skill against the whole index (``lint(only=...)``). A path must be
+inside one of the index's skill roots (a service lints what it serves, not any folder it can
+read; ``skillpilot lint PATH`` lints anything); it is indexed into a scratch home and its skills
+are checked against one another.
 """
 
 from __future__ import annotations
@@ -23,14 +27,36 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
+from ..index import SkillStore
+from ..index.sqlite import SQLiteStore
 from ..lint import SkillLint, lint
 from ..omni import OmniRequest, omni_retrieve
 from ..router import SkillPilot
+from . import SharedPilot
 
 
 def context(pilot: SkillPilot, data: dict[str, Any]) -> dict[str, Any]:
     """Omni-retrieval for the seed's camelCase request ``data``; its answer in camelCase."""
     return omni_retrieve(OmniRequest.from_json(data), pilot.settings).to_json()
+
+
+def lint_report(shared: SharedPilot, skill: str | None = None, path: str | None = None) -> dict[str, Any]:
+    """Lint one indexed skill (``skill``: an id, key or name) or the skills under ``path``."""
+    if (skill is None) == (path is None):
+        raise ValueError("give exactly one of skill (a skill id) or path (a skill folder or SKILL.md)")
+    pilot = shared.pilot
+    settings = lint_settings(pilot.settings)
+    if skill is not None:
+        target = shared(lambda p: p.get(skill))
+        own = _own_connection(pilot.store)
+        checker = SkillPilot(settings=settings, store=own or pilot.store)
+        try:
+            return _report(lint(checker, only={target.id}), [])
+        finally:
+            # Closing a SkillPilot closes its store: only a connection of its own.
+            if own is not None:
+                checker.close()
+    return lint_path(settings, under_roots(Path(str(path)).expanduser(), shared(lambda p: p.store.roots())))
 
 
 def lint_settings(settings: Settings) -> Settings:
@@ -39,37 +65,47 @@ def lint_settings(settings: Settings) -> Settings:
     return settings.with_overrides(preconditions=False, feedback_enabled=False)
 
 
-def lint_report(pilot: SkillPilot, skill: str | None = None, path: str | None = None) -> dict[str, Any]:
-    """Lint one indexed skill (``skill``: an id, key or name) or the skills under ``path``."""
-    if (skill is None) == (path is None):
-        raise ValueError("give exactly one of skill (a skill id) or path (a skill folder or SKILL.md)")
-    if skill is None:
-        return lint_path(pilot.settings, Path(str(path)))
-    target = pilot.get(skill)
-    # The serving router's own store (which may not be the home's SQLite file); not closed
-    # here, since closing a SkillPilot closes its store and the server keeps using it.
-    checker = SkillPilot(settings=lint_settings(pilot.settings), store=pilot.store)
-    return _report([r for r in lint(checker) if r.id == target.id], [])
+def lint_index(settings: Settings, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Lint every skill of the index ``settings`` name, with a router (and store connection) of
+    its own, reporting ``progress(done, total)``."""
+    checker = SkillPilot(settings=lint_settings(settings))
+    try:
+        return _report(lint(checker, progress=progress), [])
+    finally:
+        checker.close()
 
 
-def lint_index(checker: SkillPilot, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Lint every skill in ``checker``'s index (a router with :func:`lint_settings`)."""
-    return _report(lint(checker, progress), [])
-
-
-def lint_path(settings: Settings, path: Path, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Index the skills under ``path`` into a scratch home and lint them against one another."""
-    folder = path.expanduser()
-    if not folder.exists():
-        raise ValueError(f"path {path} does not exist")
+def lint_path(
+    settings: Settings, folder: Path, progress: Callable[[int, int], None] | None = None
+) -> dict[str, Any]:
+    """Index the skills under ``folder`` into a scratch home and lint them against one another."""
     with tempfile.TemporaryDirectory(prefix="skillpilot-lint-") as scratch:
         checker = SkillPilot(settings=lint_settings(settings).with_overrides(home=Path(scratch)))
         try:
             report = checker.index([folder], replace=True)
-            results = lint(checker, progress)
+            results = lint(checker, progress=progress)
         finally:
             checker.close()
     return _report(results, [asdict(s) for s in report.skipped])
+
+
+def _own_connection(store: SkillStore) -> SkillStore | None:
+    """A second connection to a SQLite index (connections are not shared between threads)."""
+    return SQLiteStore(store.path) if isinstance(store, SQLiteStore) else None
+
+
+def under_roots(folder: Path, roots: list[str]) -> Path:
+    """``folder`` if it exists inside one of ``roots`` (symlinks resolved), else ``ValueError``."""
+    if not folder.exists():
+        raise ValueError(f"path {folder} does not exist")
+    real = folder.resolve()
+    if not any(real.is_relative_to(Path(root).resolve()) for root in roots):
+        listed = ", ".join(roots) or "none"
+        raise ValueError(
+            f"path {folder} is not inside the index's skill roots ({listed}): the service lints only "
+            "the skills it serves; lint other folders with `skillpilot lint PATH`"
+        )
+    return folder
 
 
 def _report(results: list[SkillLint], skipped: list[dict[str, Any]]) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from ..model import IndexedSkill
 from ..routelog import LogFilter, iso, parse_since
 from ..router import SkillPilot
 from . import SharedPilot, browser
+from .guard import error_response
 
 MAX_PAGE = 500
 DEFAULT_PAGE = 50
@@ -98,7 +99,7 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
         try:
             start = parse_since(since) if since else None
         except ValueError as exc:
-            return JSONResponse({"error": {"type": "InvalidRequest", "message": str(exc)}}, status_code=400)
+            return error_response(400, "InvalidRequest", str(exc))
         where = LogFilter(since=start, surface=surface, decision=decision, text=q)
 
         def listing(p: SkillPilot) -> dict[str, Any]:

@@ -15,7 +15,6 @@ skill 404. The routes call the library through the app's ``SharedPilot`` (one ca
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..omni.model import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, SourceName
 from . import SharedPilot, calls
+from .guard import error_response
 
 
 class _Body(BaseModel):
@@ -51,7 +51,7 @@ class PlanRequest(_Body):
 
 
 def _invalid(message: str) -> JSONResponse:
-    return JSONResponse({"error": {"type": "InvalidRequest", "message": message}}, status_code=400)
+    return error_response(400, "InvalidRequest", message)
 
 
 def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> APIRouter:
@@ -69,11 +69,8 @@ def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> API
     @router.post("/lint")
     def lint(body: LintRequest) -> Any:
         try:
-            if body.path is not None and body.skill is None:
-                # A path is linted in a scratch index of its own: nothing of the serving router's
-                # is needed, so routes go on meanwhile (POST /jobs/lint for a progress report).
-                return calls.lint_path(shared.pilot.settings, Path(body.path))
-            return shared(lambda p: calls.lint_report(p, skill=body.skill, path=body.path))
+            # Not under the routing lock: routes go on while a lint runs.
+            return calls.lint_report(shared, skill=body.skill, path=body.path)
         except ValueError as exc:
             return _invalid(str(exc))
 

@@ -16,8 +16,10 @@
 
 Guarantees: a request body over ``MAX_BODY_BYTES`` gets 413 before anything parses it; malformed
 JSON or fields get 422; an unknown skill 404; an unknown feedback kind 400; with a token, every
-data route answers 401 without ``Authorization: Bearer <token>`` or the browser session cookie
-(``serve.browser``: a one-time link or the /login form sets it). Errors are
+data route answers 401 without ``Authorization: Bearer <token>`` (any bytes in that header give
+401, never 500) or the browser session cookie (``serve.browser``: a one-time link or the /login
+form sets it); a ``Host`` or ``Origin`` naming another site is refused (421 / 403,
+:mod:`skillpilot.serve.guard`). Every error, 404 and 405 included, is
 ``{"error": {"type", "message"}}``. The models stay loaded between requests and the catalog is
 reloaded when the index changes (the facade checks the store's generation on every call).
 Needs the ``[server]`` extra.
@@ -28,11 +30,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import secrets
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import FrameType
@@ -67,6 +68,14 @@ from . import (
     package_version,
     remove_serve_file,
     write_serve_file,
+)
+from .guard import (
+    HostGuard,
+    SafeJSONResponse,
+    bearer_matches,
+    check_token,
+    error_response,
+    install_error_handlers,
 )
 
 log = logging.getLogger(__name__)
@@ -124,8 +133,7 @@ def _problem(error: dict[str, Any]) -> dict[str, str]:
     return {"field": ".".join(str(p) for p in error["loc"][1:]) or "(body)", "message": error["msg"]}
 
 
-def _error(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": {"type": kind, "message": message, **extra}}, status_code=status)
+_error = error_response
 
 
 class BodyLimit:
@@ -168,16 +176,15 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
-    """The service's ASGI app around ``pilot`` (which it then owns: one call at a time)."""
+def create_app(pilot: SkillPilot, token: str | None = None, allowed_hosts: Sequence[str] = ()) -> FastAPI:
+    """The service's ASGI app around ``pilot`` (which it then owns: one call at a time), answering
+    requests addressed to loopback names and ``allowed_hosts`` only."""
+    check_token(token)
     shared = SharedPilot(pilot)
     sessions = browser.BrowserSessions(token) if token is not None else None
 
     def authorised(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
-        if token is None or sessions is None:
-            return
-        # compare_digest: the time a wrong token takes to reject must not reveal its prefix.
-        if secrets.compare_digest(authorization or "", f"Bearer {token}"):
+        if token is None or sessions is None or bearer_matches(authorization, token):
             return
         if not browser.cookie_allows(sessions, request):
             raise _Unauthorised
@@ -188,9 +195,13 @@ def create_app(pilot: SkillPilot, token: str | None = None) -> FastAPI:
         version=package_version(),
         docs_url=None,
         redoc_url=None,
+        default_response_class=SafeJSONResponse,
     )
     apidocs.add_docs(app)
     app.add_middleware(BodyLimit)
+    # Added last, so it runs first: a request for another site is refused before its body is read.
+    app.add_middleware(HostGuard, allowed_hosts=allowed_hosts)
+    install_error_handlers(app)
     # serve() prints a one-time sign-in link from it; None without a token.
     app.state.browser_sessions = sessions
     if sessions is not None:
@@ -330,12 +341,15 @@ def serve(
     port: int = DEFAULT_PORT,
     token: str | None = None,
     ready: Callable[[str], None] | None = None,
+    allowed_hosts: Sequence[str] = (),
     login: Callable[[str], None] | None = None,
 ) -> None:
     """Warm ``pilot`` up, listen on ``host:port`` (0: any free port), advertise the address in
     ``$SKILLPILOT_HOME/serve.json``, call ``ready(url)`` (and with a token ``login(link)``, a
     one-time sign-in link for a browser) and serve until interrupted (SIGINT or SIGTERM);
-    ``serve.json`` is removed on the way out. A non-loopback ``host`` needs a token."""
+    ``serve.json`` is removed on the way out. A non-loopback ``host`` needs a token; requests are
+    answered for loopback names, ``host`` and ``allowed_hosts``."""
+    check_token(token)
     if not is_loopback(host) and not token:
         raise ConfigError(
             "--host",
@@ -359,7 +373,7 @@ def serve(
     url = "http://{}:{}".format(f"[{host}]" if family == socket.AF_INET6 else host, sock.getsockname()[1])
     home: Path = pilot.settings.home
     write_serve_file(home, ServeInfo(url=url, pid=os.getpid(), token=token))
-    app = create_app(pilot, token)
+    app = create_app(pilot, token, allowed_hosts=(host, *allowed_hosts))
     if ready is not None:
         ready(url)
     if login is not None and app.state.browser_sessions is not None:

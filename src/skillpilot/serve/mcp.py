@@ -31,7 +31,9 @@ with meaning matched too it is SkillPilot's ranking in the same result shape, ``
 
 Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
 message, argument?, allowed?}``, never a traceback; over stdio nothing but protocol is written
-to stdout (the SDK points fd 1 at stderr while it serves). Needs the ``[mcp]`` extra.
+to stdout (the SDK points fd 1 at stderr while it serves), and every line gets an answer: a lone
+surrogate reads as U+FFFD, malformed JSON-RPC gets a JSON-RPC error (:mod:`skillpilot.serve.stdio`).
+Needs the ``[mcp]`` extra.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from ..omni import SOURCE_NAMES
 from ..ontoskills import shapes
 from ..router import TRUST_MULTIPLIERS, SkillPilot
 from . import Refresher, SharedPilot, calls, is_loopback, package_version
+from .stdio import run_stdio
 
 SCOPES = ("all", "installed", "market")
 FILTERS = {"exclude_ids": None, "trust_tiers": TRUST_TIERS, "side_effects": SIDE_EFFECTS}
@@ -100,6 +103,10 @@ class _Server(MCPServer[Any]):
             fields = [".".join(str(p) for p in e["loc"]) for e in problems]
             message = "; ".join(f"{f}: {e['msg']}" for f, e in zip(fields, problems, strict=True))
             return _error("invalid_argument", message, argument=fields[0] if fields else None)
+
+    async def run_stdio_async(self) -> None:
+        # Every stdin line answered: lone surrogates cleaned, malformed JSON-RPC gets its error.
+        await run_stdio(self)
 
 
 def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
@@ -201,7 +208,8 @@ def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
         skill: Annotated[str | None, Field(description="An installed skill's id.")] = None,
         path: Annotated[str | None, Field(description="A skill folder or SKILL.md to lint.")] = None,
     ) -> CallToolResult:
-        return _tool(lambda: shared(lambda p: _lint(p, skill, path)))
+        # Not under the routing lock: routes go on while a lint runs.
+        return _tool(lambda: _lint(shared, skill, path))
 
     @server.resource(
         "ontology://schema",
@@ -264,11 +272,11 @@ def _omni(pilot: SkillPilot, request: dict[str, Any]) -> CallToolResult:
     return _ok(answer)
 
 
-def _lint(pilot: SkillPilot, skill: str | None, path: str | None) -> CallToolResult:
+def _lint(shared: SharedPilot, skill: str | None, path: str | None) -> CallToolResult:
     if (skill is None) == (path is None):
         raise _Invalid("skill", "give exactly one of skill (an installed skill id) or path")
     try:
-        return _ok(calls.lint_report(pilot, skill=skill, path=path))
+        return _ok(calls.lint_report(shared, skill=skill, path=path))
     except ValueError as exc:
         raise _Invalid("path" if path is not None else "skill", str(exc)) from exc
 

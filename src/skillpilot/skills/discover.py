@@ -10,6 +10,12 @@ warnings about fields that were ignored.
 Guarantees:
 
 - one unreadable file is one ``SkippedFile`` naming it and the reason; every other skill loads;
+- any bytes in: a skill under a folder whose name is not valid UTF-8 is skipped with a reason
+  (its path could not be stored or shown as it is); lone surrogates in what a file says become
+  U+FFFD; every text that comes out encodes as UTF-8;
+- a private skill comes out without its body: the instructions are never fingerprinted,
+  embedded, keyword-indexed, linted or compiled, so nothing derived from them can reach an
+  output (its name, description, triggers and requirements are its public fields);
 - a root that does not exist is one ``SkippedFile`` and the other roots go on;
 - directory symlinks are followed, each real folder at most once per root: a symlink back to a
   folder above it is reported as a loop and never walked, so nothing hangs or repeats;
@@ -29,16 +35,19 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 from ..errors import SkillParseError
 from ..model import Skill, SkippedFile
 from ..ontoskills.reader import MODULE_FILE, read_ontoskill
+from ..text import clean_text
 from .catalog import parse_tool_catalog
 from .skillmd import read_skill_md
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SKILL_FILE = "SKILL.md"
 _PRUNED = frozenset(
@@ -124,6 +133,11 @@ def load_skills(
     warnings: list[str] = []
     for done, item in enumerate(files, start=1):
         try:
+            if clean_text(str(item.file)) != str(item.file):
+                raise SkillParseError(
+                    item.file,
+                    "the path is not valid UTF-8 (shown with \ufffd): rename the folder to index this skill",
+                )
             if item.is_catalog:
                 tools, bad = parse_tool_catalog(item.file)
                 skills.extend((item.root_rank, tool) for tool in tools)
@@ -144,7 +158,32 @@ def load_skills(
     skills.sort(key=lambda ranked: (ranked[0], ranked[1].key))
     warnings.extend(_key_clashes([skill for _, skill in skills]))
     log.debug("loaded %d skills, skipped %d files", len(skills), len(skipped))
-    return LoadResult(tuple(skill for _, skill in skills), tuple(skipped), tuple(warnings))
+    return LoadResult(
+        tuple(_public_only(_cleaned(skill)) for _, skill in skills),
+        tuple(_cleaned(s) for s in skipped),
+        tuple(clean_text(w) for w in warnings),
+    )
+
+
+def _public_only(skill: Skill) -> Skill:
+    return replace(skill, body="") if skill.private else skill
+
+
+def _cleaned(value: T) -> T:
+    """``value`` with every string in it made UTF-8-safe (``clean_text``); the parser bounds
+    metadata trees, so the walk is finite."""
+    cleaned: Any
+    if isinstance(value, str):
+        cleaned = clean_text(value)
+    elif isinstance(value, tuple | list):
+        cleaned = type(value)(_cleaned(v) for v in value)
+    elif isinstance(value, dict):
+        cleaned = {clean_text(str(k)): _cleaned(v) for k, v in value.items()}
+    elif is_dataclass(value) and not isinstance(value, type):
+        cleaned = replace(value, **{f.name: _cleaned(getattr(value, f.name)) for f in fields(value)})
+    else:
+        cleaned = value
+    return cleaned  # type: ignore[no-any-return]
 
 
 def _walk(

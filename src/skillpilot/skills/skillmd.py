@@ -340,6 +340,15 @@ class _Fields:
                 self.path, f"description must be text, not a {_kind(value)}", line=self.line_of("description")
             )
         text = "" if value is None else str(value).strip()
+        indented = self._indented_key("description")
+        if not text and indented is not None:
+            line, how = indented
+            raise SkillParseError(
+                self.path,
+                f"`description:` is indented with {how}, so YAML reads it as part of the line "
+                "before: start the line with `description:`",
+                line=line,
+            )
         if not text:
             raise SkillParseError(
                 self.path,
@@ -347,6 +356,16 @@ class _Fields:
                 line=self.line_of("description"),
             )
         return text
+
+    def _indented_key(self, key: str) -> tuple[int, str] | None:
+        """File line and indentation ("a tab", "spaces") of an indented ``key:`` line, if any."""
+        pattern = re.compile(rf"^([ \t]+){re.escape(key)}[ \t]*:")
+        for i, line in enumerate(self.lines):
+            match = pattern.match(line)
+            # Under a `metadata:`-style block opener the indentation is meant.
+            if match and not (i and self.lines[i - 1].rstrip().endswith(":")):
+                return i + 2, "a tab" if "\t" in match.group(1) else "spaces"
+        return None
 
     def str_list(self, field: str, value: Any) -> tuple[str, ...]:
         """A list of scalars (or one scalar) as a tuple of non-empty strings."""
