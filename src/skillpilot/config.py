@@ -85,6 +85,11 @@ OPTIONS: tuple[Option, ...] = (
         "minutes between index refreshes in long-running servers (> 0)",
     ),
     Option(
+        "index.store",
+        "store",
+        "where the index lives: empty = index.sqlite in the home, a SQLite file, or postgresql://user@host/db",
+    ),
+    Option(
         "index.conflictThreshold",
         "conflict_threshold",
         "description similarity (0-1] from which two skills form a conflict group",
@@ -187,6 +192,8 @@ class Settings:
     openai_base_url: str = "https://api.openai.com/v1"
     skill_dirs: tuple[str, ...] = DEFAULT_SKILL_DIRS
     refresh_interval: float = 5.0
+    # Empty: index.sqlite in the home; else a SQLite path or a postgresql:// URL (index.open_store).
+    store: str = ""
     # Mean cosine of two skills' descriptions over the encoders; 0.5 is calibrated for the
     # default encoders (see skillpilot.conflicts), the spec's 0.85 finds only near-copies.
     conflict_threshold: float = 0.5

@@ -36,15 +36,23 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from .feedback import Adjustment
 from .fuse import Candidate
+from .index import ConflictGraph
 from .model import IndexedSkill
 from .retrieve.fast import FastHit
 from .text import tokenize
 
 # Rows of the similarity matrix computed at once: bounds memory at BLOCK x catalog floats.
 BLOCK = 1024
+# float32 dot products of unit vectors are off by well under this: pairs this close below the
+# threshold are re-scored exactly before they are kept or dropped.
+FLOAT32_SLACK = 1e-4
+# Pairs re-scored at once (bounds memory at PAIR_BATCH x dim doubles per side).
+PAIR_BATCH = 16384
 # Fused-score units (weighted z-scores) within which a group rival is still a contender. On the
 # development suites any margin up to 2 leaves every decision as fusion made it (4 breaks two);
 # half of that keeps the author's and the user's signals decisive only in near-ties.
@@ -83,55 +91,163 @@ class Resolution:
     reason: str
 
 
-def similar_pairs(matrices: Sequence[np.ndarray], threshold: float) -> list[tuple[float, int, int]]:
-    """Every pair (i < j) whose mean cosine over ``matrices`` (one (n, dim) array of unit rows per
-    encoder) is at least ``threshold``, as (similarity, i, j), strongest first."""
-    if not matrices or not len(matrices[0]):
-        return []
-    size = len(matrices[0])
-    pairs: list[tuple[float, int, int]] = []
-    for start in range(0, size, BLOCK):
-        stop = min(size, start + BLOCK)
-        block = sum(m[start:stop] @ m.T for m in matrices) / len(matrices)
-        rows, cols = np.nonzero(block >= threshold)
-        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
-            i = start + row
-            if col > i:
-                pairs.append((float(block[row, col]), i, col))
-    pairs.sort(key=lambda p: (-p[0], p[1], p[2]))
-    return pairs
+def conflict_config(spaces: Sequence[str], threshold: float) -> str:
+    """The settings a conflict graph depends on: the vector spaces compared and the threshold."""
+    return f"{'+'.join(spaces)}@{threshold!r}"
 
 
-def _mean_similarity(matrices: Sequence[np.ndarray], a: Sequence[int], b: Sequence[int]) -> float:
-    return float(np.mean([m[list(a)] @ m[list(b)].T for m in matrices]))
+def _exact(matrices: Sequence[np.ndarray], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The similarity of the pairs (a[n], b[n]): mean over encoders of their cosine, in float64
+    and pair by pair, so a pair scores the same bits whichever run or batch computes it."""
+    result = np.zeros(len(a))
+    for start in range(0, len(a), PAIR_BATCH):
+        left, right = a[start : start + PAIR_BATCH], b[start : start + PAIR_BATCH]
+        cosines = [np.einsum("nd,nd->n", m[left].astype(np.float64), m[right].astype(np.float64)) for m in matrices]
+        result[start : start + len(left)] = np.mean(cosines, axis=0)
+    return result
 
 
-def detect_conflicts(
-    skills: Sequence[IndexedSkill], matrices: Sequence[np.ndarray], threshold: float
-) -> list[ConflictGroup]:
-    """Conflict groups of ``skills`` (see the module docstring), most similar group first."""
-    groups: dict[int, list[int]] = {}
+def _pairs_from(
+    matrices: Sequence[np.ndarray], rows: np.ndarray, threshold: float, later_only: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Similar pairs (i, j), i < j, with i or j in ``rows``: ``rows`` against the whole catalog
+    (``later_only``: against the skills after each row, enough when ``rows`` is the catalog).
+    Cost: len(rows) x catalog dot products in BLOCK-row chunks, then exact scores for the few
+    within float32 noise of the threshold or above."""
+    found: list[np.ndarray] = []
+    for start in range(0, len(rows), BLOCK):
+        chunk = rows[start : start + BLOCK]
+        offset = int(chunk[0]) if later_only else 0
+        block = sum(m[chunk] @ m[offset:].T for m in matrices) / len(matrices)
+        near_rows, near_cols = np.nonzero(block >= threshold - FLOAT32_SLACK)
+        left, right = chunk[near_rows], near_cols + offset
+        keep = left != right
+        found.append(np.stack([np.minimum(left, right), np.maximum(left, right)], axis=1)[keep])
+    pairs = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, 2), dtype=np.int64)
+    similarity = _exact(matrices, pairs[:, 0], pairs[:, 1]) if len(pairs) else np.zeros(0)
+    keep = similarity >= threshold
+    return pairs[keep], similarity[keep]
+
+
+def _link(
+    matrices: Sequence[np.ndarray], pairs: np.ndarray, similarity: np.ndarray, threshold: float
+) -> list[list[int]]:
+    """Greedy average linkage over ``pairs``, strongest first (ties: lower positions first). A
+    group's mean cross similarity comes from its members' summed vectors (the mean of a . b over
+    a in A, b in B is sum(A) . sum(B) / |A||B|), so a merge costs one dot product per encoder."""
+    order = np.lexsort((pairs[:, 1], pairs[:, 0], -similarity))
     owner: dict[int, int] = {}
-    for _, i, j in similar_pairs(matrices, threshold):
+    members: dict[int, list[int]] = {}
+    # A skill's vectors of every encoder end to end: the mean over encoders of a . b is then
+    # one dot product divided by the number of encoders.
+    sums: dict[int, np.ndarray] = {}
+
+    def total(group: int) -> np.ndarray:
+        if group not in sums:
+            sums[group] = np.concatenate([m[group].astype(np.float64) for m in matrices])
+        return sums[group]
+
+    for i, j in pairs[order].tolist():
         gi, gj = owner.get(i, i), owner.get(j, j)
         if gi == gj:
             continue
-        left, right = groups.get(gi, [i]), groups.get(gj, [j])
-        if _mean_similarity(matrices, left, right) < threshold:
-            continue
-        merged = left + right
-        groups.pop(gj, None)
-        groups[gi] = merged
-        for member in merged:
+        left, right = members.get(gi, [i]), members.get(gj, [j])
+        if len(left) + len(right) > 2:
+            cross = float(total(gi) @ total(gj)) / (len(matrices) * len(left) * len(right))
+            if cross < threshold:
+                continue
+        sums[gi] = total(gi) + total(gj)
+        sums.pop(gj, None)
+        members.pop(gj, None)
+        members[gi] = left + right
+        for member in right:
             owner[member] = gi
-    found = []
-    for members in groups.values():
-        ordered = tuple(sorted(members))
-        pair_sims = [
-            _mean_similarity(matrices, [a], [b]) for n, a in enumerate(ordered) for b in ordered[n + 1 :]
-        ]
-        found.append((round(float(np.mean(pair_sims)), 4), ordered))
-    found.sort(key=lambda g: (-g[0], g[1]))
+    return list(members.values())
+
+
+def _scored(matrices: Sequence[np.ndarray], groups: Sequence[Sequence[int]]) -> list[tuple[float, tuple[int, ...]]]:
+    """Each group with its mean pairwise similarity (4 decimals)."""
+    scored = []
+    for group in groups:
+        ordered = tuple(sorted(group))
+        first, second = np.triu_indices(len(ordered), 1)
+        index = np.array(ordered)
+        scored.append((round(float(np.mean(_exact(matrices, index[first], index[second]))), 4), ordered))
+    return scored
+
+
+def build_graph(
+    skills: Sequence[tuple[str, str, str]], matrices: Sequence[np.ndarray], threshold: float, config: str
+) -> ConflictGraph:
+    """The conflict graph of a whole catalog (``skills``: (root, key, content hash) in catalog
+    order; ``matrices``: per encoder, the unit ``name: description`` vectors in that order)."""
+    if not len(skills) or not matrices:
+        return ConflictGraph(config, tuple(skills), np.zeros((0, 2), dtype=np.int64), np.zeros(0), ())
+    pairs, similarity = _pairs_from(matrices, np.arange(len(skills)), threshold, later_only=True)
+    groups = _scored(matrices, _link(matrices, pairs, similarity, threshold))
+    return ConflictGraph(config, tuple(skills), pairs, similarity, tuple(groups))
+
+
+def update_graph(
+    previous: ConflictGraph | None,
+    skills: Sequence[tuple[str, str, str]],
+    matrices: Sequence[np.ndarray],
+    threshold: float,
+    config: str,
+) -> ConflictGraph:
+    """``previous`` brought up to date with ``skills``: a new or edited skill (new content hash)
+    is compared with the catalog, a removed one drops its pairs, and linkage re-runs only in the
+    connected components (of the pair graph) that gained or lost a pair. Linkage never crosses
+    components, so the result equals ``build_graph`` on the same catalog."""
+    if previous is None or previous.config != config or not len(previous.pairs) and previous.groups:
+        return build_graph(skills, matrices, threshold, config)
+    position = {(root, key): n for n, (root, key, _) in enumerate(skills)}
+    was = {(root, key): content for root, key, content in previous.skills}
+    changed = np.array(
+        [n for n, (root, key, content) in enumerate(skills) if was.get((root, key)) != content], dtype=np.int64
+    )
+    gone = {(root, key) for root, key, _ in previous.skills} - position.keys()
+    if not len(changed) and not gone:
+        return ConflictGraph(config, tuple(skills), previous.pairs, previous.similarity, previous.groups)
+    old_to_new = np.array([position.get((root, key), -1) for root, key, _ in previous.skills] or [0], dtype=np.int64)[
+        : len(previous.skills)
+    ]
+    moved = old_to_new[previous.pairs] if len(previous.pairs) else np.zeros((0, 2), dtype=np.int64)
+    stale = np.zeros(len(skills), dtype=bool)
+    stale[changed] = True
+    lost = (moved < 0).any(axis=1) | (stale[np.maximum(moved, 0)].any(axis=1) & (moved >= 0).all(axis=1))
+    # Where the graph changed: the changed skills and every surviving end of a lost pair.
+    touched = set(changed.tolist()) | {int(n) for n in moved[lost].ravel().tolist() if n >= 0}
+    fresh, fresh_similarity = _pairs_from(matrices, changed, threshold, later_only=False)
+    pairs = np.concatenate([moved[~lost], fresh]).astype(np.int64)
+    similarity = np.concatenate([previous.similarity[~lost], fresh_similarity])
+    component = _components(len(skills), pairs)
+    redo = np.isin(component, list({int(component[n]) for n in touched}))
+    kept = [
+        (score, tuple(sorted(int(old_to_new[n]) for n in members)))
+        for score, members in previous.groups
+        if all(old_to_new[n] >= 0 for n in members) and not redo[old_to_new[members[0]]]
+    ]
+    inside = redo[pairs[:, 0]] if len(pairs) else np.zeros(0, dtype=bool)
+    relinked = _scored(matrices, _link(matrices, pairs[inside], similarity[inside], threshold))
+    return ConflictGraph(config, tuple(skills), pairs, similarity, tuple(kept + relinked))
+
+
+def _components(size: int, pairs: np.ndarray) -> np.ndarray:
+    """Each node's connected component in the pair graph."""
+    graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(size, size))
+    labels: np.ndarray = connected_components(graph, directed=False)[1]
+    return labels
+
+
+def groups_from(graph: ConflictGraph, skills: Sequence[IndexedSkill]) -> list[ConflictGroup] | None:
+    """The graph's groups over ``skills`` (most similar first), or None when the graph was
+    computed for another catalog (a skill added, removed or edited since)."""
+    if len(graph.skills) != len(skills) or any(
+        (s.skill.root, s.key, s.skill.content_hash) != seen for s, seen in zip(skills, graph.skills, strict=True)
+    ):
+        return None
+    found = sorted(graph.groups, key=lambda g: (-g[0], g[1]))
     return [
         ConflictGroup(
             id=number,
@@ -143,6 +259,21 @@ def detect_conflicts(
         )
         for number, (similarity, indices) in enumerate(found, start=1)
     ]
+
+
+def catalog_keys(skills: Sequence[IndexedSkill]) -> list[tuple[str, str, str]]:
+    """How a conflict graph names ``skills``: (root, key, content hash)."""
+    return [(s.skill.root, s.key, s.skill.content_hash) for s in skills]
+
+
+def detect_conflicts(
+    skills: Sequence[IndexedSkill], matrices: Sequence[np.ndarray], threshold: float
+) -> list[ConflictGroup]:
+    """Conflict groups of ``skills`` (see the module docstring), most similar group first."""
+    graph = build_graph(catalog_keys(skills), matrices, threshold, "")
+    found = groups_from(graph, skills)
+    assert found is not None  # the graph was built for exactly these skills
+    return found
 
 
 def _tip(members: Sequence[IndexedSkill]) -> str:
@@ -177,13 +308,25 @@ def _declared_evidence(hit: FastHit | None) -> tuple[list[str], list[str]]:
     return triggers, prefers
 
 
-def _own_words(query: str, member: IndexedSkill, rivals: Sequence[IndexedSkill]) -> list[str]:
+class Vocabularies:
+    """Each skill's routing words (name, description, keywords), tokenized on first use and kept
+    for the catalog's lifetime, so a contest does not re-tokenize its members on every route."""
+
+    def __init__(self, skills: Sequence[IndexedSkill]) -> None:
+        self._skills = skills
+        self._words: dict[int, frozenset[str]] = {}
+
+    def __call__(self, index: int) -> frozenset[str]:
+        words = self._words.get(index)
+        if words is None:
+            skill = self._skills[index]
+            text = " ".join((skill.name.replace("-", " "), skill.skill.description, *skill.fingerprint.keywords))
+            words = self._words[index] = frozenset(tokenize(text))
+        return words
+
+
+def _own_words(query: str, member: int, rivals: Sequence[int], vocabulary: Vocabularies) -> list[str]:
     """Query words that this member's name, description or keywords use and no rival's do."""
-
-    def vocabulary(skill: IndexedSkill) -> set[str]:
-        text = " ".join((skill.name.replace("-", " "), skill.skill.description, *skill.fingerprint.keywords))
-        return set(tokenize(text))
-
     theirs = set().union(*(vocabulary(r) for r in rivals)) if rivals else set()
     mine = vocabulary(member) - theirs
     seen: dict[str, str] = {}
@@ -202,9 +345,11 @@ def resolve(
     evidence: Sequence[FastHit],
     prefer: Mapping[str, str],
     learned: Adjustment | None = None,
+    vocabulary: Vocabularies | None = None,
 ) -> Resolution | None:
     """Settle the contest around ``candidates[0]``; None when its group has no other member in
-    the race. ``evidence`` is every fast-path match of the message, however weak."""
+    the race. ``evidence`` is every fast-path match of the message, however weak; ``vocabulary``
+    (one per catalog) keeps the members' words between routes."""
     if not candidates:
         return None
     group = groups.get(candidates[0].index)
@@ -219,15 +364,16 @@ def resolve(
         if loser in by_id and preferred in by_id:
             return _resolution(by_id[preferred], racing, ids, f"your rule prefer: {{{loser}: {preferred}}}")
 
+    words_of = vocabulary or Vocabularies(skills)
     best = racing[0].score
     contenders = [c for c in racing if best - c.score <= CONTEST_MARGIN]
     hits = {h.index: h for h in evidence}
     said: dict[int, tuple[list[str], list[str]]] = {}
     for c in contenders:
         triggers, prefers = _declared_evidence(hits.get(c.index))
-        rivals = [skills[r.index] for r in racing if r.index != c.index]
+        rivals = [r.index for r in racing if r.index != c.index]
         covered = {t for phrase in (*triggers, *prefers) for t in tokenize(phrase)}
-        words = [w for w in _own_words(query, skills[c.index], rivals) if tokenize(w)[0] not in covered]
+        words = [w for w in _own_words(query, c.index, rivals, words_of) if tokenize(w)[0] not in covered]
         said[c.index] = (triggers, prefers + words)
 
     def learned_for(index: int) -> float:

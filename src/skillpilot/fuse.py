@@ -18,7 +18,7 @@ before calibration, so the calibrated confidence sees the final ranking.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,12 +72,149 @@ def normalised(name: str, scores: np.ndarray) -> np.ndarray:
     return scores / FAST_SCALE if name == "fast" else zscore(scores)
 
 
+def _normalised_at(name: str, scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """``normalised(name, scores)[positions]``, with the catalog read once for its mean and std."""
+    if name == "fast":
+        at: np.ndarray = scores[positions] / FAST_SCALE
+        return at
+    std = float(scores.std())
+    if std < 1e-9:
+        return np.zeros(len(positions), dtype=np.float64)
+    standardised: np.ndarray = (scores[positions] - scores.mean()) / std
+    return standardised
+
+
 def linear_scores(lists: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
     """The learned fusion: sum of ``weight * normalised score`` over retrievers."""
     size = len(next(iter(lists.values())))
     fused = np.zeros(size, dtype=np.float64)
     for name, scores in lists.items():
         fused += weight_for(weights, name) * normalised(name, scores)
+    return fused
+
+
+def top_order(scores: np.ndarray, count: int) -> np.ndarray:
+    """The catalog positions of the ``count`` best scores, best first (ties: lower position first),
+    exactly what a full sort would put first, for the price of one partition."""
+    size = len(scores)
+    if count >= size:
+        return np.lexsort((np.arange(size), -scores))
+    if count <= 0:
+        return np.zeros(0, dtype=np.int64)
+    cut = scores[np.argpartition(-scores, count - 1)[count - 1]]
+    above = np.flatnonzero(scores > cut)
+    tied = np.flatnonzero(scores == cut)[: count - len(above)]
+    chosen = np.concatenate([above, tied])
+    return chosen[np.lexsort((chosen, -scores[chosen]))]
+
+
+def _ranks_of(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The 1-based catalog ranks (as ``catalog_ranks``) of ``positions`` only: one pass over the
+    catalog, however many positions are asked about."""
+    values = scores[positions]
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    # below[i] = how many asked values are strictly below score i; a score beats the asked
+    # value j exactly when below > j.
+    below = np.searchsorted(ordered, scores, side="left")
+    beaten_by = np.cumsum(np.bincount(below, minlength=len(ordered) + 1)[::-1])[::-1]
+    at_most = np.searchsorted(ordered, scores, side="right")
+    reached_by = np.cumsum(np.bincount(at_most, minlength=len(ordered) + 1)[::-1])[::-1]
+    greater = np.empty(len(values), dtype=np.int64)
+    greater[order] = beaten_by[1:]
+    equal = np.empty(len(values), dtype=np.int64)
+    equal[order] = reached_by[1:] - beaten_by[1:]
+    ranks = greater + 1
+    tied = np.flatnonzero(equal > 1)
+    if len(tied):
+        # Equal scores rank by catalog position (copies of one text score alike): count the
+        # equal ones before each skill among the few skills holding a tied value.
+        holders = np.flatnonzero(np.isin(scores, values[tied]))
+        held = scores[holders]
+        for n in tied.tolist():
+            ranks[n] += np.count_nonzero((held == values[n]) & (holders < positions[n]))
+    return ranks
+
+
+def _contributes(name: str, scores: np.ndarray) -> np.ndarray | None:
+    """Which skills a retriever votes for in RRF: every one for a dense retriever (None), the
+    positive scores for keyword ones."""
+    return None if name.startswith("dense:") else scores > 0
+
+
+def rrf_pool(
+    lists: Mapping[str, np.ndarray], pool: int, k: int = RRF_K
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """The ``pool`` skills with the best ``rrf_scores`` (ties: lower position first; zero scores
+    never), their RRF scores, and each retriever's best skills in order (at least ``2 * pool``),
+    without ranking the whole catalog.
+
+    Exact: each retriever's best ``depth`` skills are ranked; a skill outside all of them scores
+    at most ``voters / (k + depth + 1)``; skills that could still beat the pool's last member are
+    scored exactly; the depth doubles until that bound falls below the pool's last score."""
+    size = len(next(iter(lists.values())))
+    depth = min(size, max(10 * pool, 64))
+    while True:
+        tops = {name: top_order(scores, depth) for name, scores in lists.items()}
+        known: dict[int, list[tuple[str, int]]] = {}
+        open_lists = []
+        for name, scores in lists.items():
+            order = tops[name]
+            votes = _contributes(name, scores)
+            if votes is not None:
+                order = order[votes[order]]
+            if len(order) == depth and depth < size:
+                open_lists.append(name)
+            for rank, position in enumerate(order.tolist(), 1):
+                known.setdefault(position, []).append((name, rank))
+        if not known:
+            return np.zeros(0, dtype=np.int64), np.zeros(0), tops
+        outside = len(open_lists) / (k + depth + 1)
+        positions = np.array(sorted(known), dtype=np.int64)
+        exact = _exact_rrf(lists, positions, known, open_lists, pool, depth, k)
+        order = np.lexsort((positions, -exact))[:pool]
+        if depth >= size or (len(order) == pool and exact[order[-1]] > outside) or not open_lists:
+            return positions[order], exact[order], tops
+        depth = min(size, depth * 2)
+
+
+def _exact_rrf(
+    lists: Mapping[str, np.ndarray],
+    positions: np.ndarray,
+    known: Mapping[int, Sequence[tuple[str, int]]],
+    open_lists: Sequence[str],
+    pool: int,
+    depth: int,
+    k: int,
+) -> np.ndarray:
+    """RRF scores of ``positions`` (the skills some retriever ranked in its top ``depth``), summed
+    in ``lists`` order as ``rrf_scores`` does. Skills that cannot reach the pool get a lower
+    bound instead (their unknown ranks count zero), which is all the selection needs."""
+    ranks = {name: np.zeros(len(positions), dtype=np.int64) for name in lists}
+    for n, position in enumerate(positions.tolist()):
+        for name, rank in known[position]:
+            ranks[name][n] = rank
+    floor = np.zeros(len(positions))
+    ceiling = np.zeros(len(positions))
+    for name in lists:
+        found = ranks[name] > 0
+        share = np.where(found, 1.0 / (k + np.maximum(ranks[name], 1)), 0.0)
+        floor += share
+        ceiling += share
+        if name in open_lists:
+            ceiling += np.where(found, 0.0, 1.0 / (k + depth + 1))
+    cut = np.sort(floor)[::-1][min(pool, len(floor)) - 1]
+    hopeful = ceiling >= cut
+    for name in open_lists:
+        scores = lists[name]
+        missing = hopeful & (ranks[name] == 0)
+        if _contributes(name, scores) is not None:
+            missing &= scores[positions] > 0
+        if missing.any():
+            ranks[name][missing] = _ranks_of(scores, positions[missing])
+    fused = np.zeros(len(positions))
+    for name in lists:
+        fused += np.where(ranks[name] > 0, 1.0 / (k + np.maximum(ranks[name], 1)), 0.0)
     return fused
 
 
@@ -99,28 +236,27 @@ def fuse(
     multipliers: np.ndarray,
     pool: int = POOL_SIZE,
 ) -> list[Candidate]:
-    """Candidates best first: RRF picks the pool, the weighted z-score (+ ln multiplier) orders it."""
+    """Candidates best first: RRF picks the pool, the weighted z-score (+ ln multiplier) orders it.
+    Only the pool is scored: the catalog is read by a partition and a mean/std per retriever."""
     if not lists:
         return []
-    rrf = rrf_scores(lists)
-    nonzero = np.flatnonzero(rrf > 0)
-    if not len(nonzero):
+    pool_ids, rrf, tops = rrf_pool(lists, pool)
+    if not len(pool_ids):
         return []
-    pool_ids = nonzero[np.lexsort((nonzero, -rrf[nonzero]))][:pool]
-    fused = linear_scores(lists, weights) + np.log(multipliers)
-    rank_of = {
-        name: {int(i): r for r, i in enumerate(np.lexsort((np.arange(len(s)), -s))[: pool * 2], 1)}
-        for name, s in lists.items()
-    }
+    fused = np.zeros(len(pool_ids))
+    for name, scores in lists.items():
+        fused += weight_for(weights, name) * _normalised_at(name, scores, pool_ids)
+    fused = fused + np.log(multipliers[pool_ids])
+    rank_of = {name: {int(i): r for r, i in enumerate(order[: pool * 2].tolist(), 1)} for name, order in tops.items()}
     candidates = [
         Candidate(
             index=int(i),
-            score=float(fused[i]),
-            rrf=float(rrf[i]),
-            ranks={n: rank_of[n][int(i)] for n in lists if int(i) in rank_of[n]},
-            raw={n: float(s[i]) for n, s in lists.items()},
+            score=float(fused[n]),
+            rrf=float(rrf[n]),
+            ranks={name: rank_of[name][int(i)] for name in lists if int(i) in rank_of[name]},
+            raw={name: float(s[i]) for name, s in lists.items()},
             multiplier=float(multipliers[i]),
         )
-        for i in pool_ids
+        for n, i in enumerate(pool_ids.tolist())
     ]
     return sorted(candidates, key=lambda c: (-c.score, c.index))

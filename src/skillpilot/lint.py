@@ -145,11 +145,13 @@ class SkillLint:
 
 
 def lint(
-    pilot: SkillPilot, only: Collection[str] | None = None, progress: Callable[[int, int], None] | None = None
+    pilot: SkillPilot,
+    only: Collection[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[SkillLint]:
     """Lint every skill in ``pilot``'s index, or only the skills whose ids are in ``only`` (each
     still checked against the whole index, so its report is the same, in a fraction of the time);
-    worst score first, then by id. ``progress(done, total)`` is called after each linted skill (a
+    worst score first, then by id. ``progress(done, total)`` is called after each skill (a
     background job reports it, and may stop there by raising)."""
     skills = pilot.skills()
     targets = [i for i, s in enumerate(skills) if only is None or s.id in only]

@@ -17,6 +17,7 @@ reloaded only when the store's generation changes, so a long-lived router stays 
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -29,16 +30,25 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .config import Settings, default_model_cache, load_settings
-from .conflicts import ConflictGroup, Resolution, detect_conflicts, group_of, promoted, resolve
+from .conflicts import (
+    ConflictGroup,
+    Resolution,
+    Vocabularies,
+    conflict_config,
+    detect_conflicts,
+    group_of,
+    groups_from,
+    promoted,
+    resolve,
+)
 from .decide import Calibration, confidence_signals, decide, shipped_calibration
-from .encoders import Encoder, get_encoder
+from .encoders import Encoder, encoder_key, get_encoder
 from .errors import SkillNotFoundError, StoreError
 from .feedback import Adjustment, FeedbackStore, Learned, Signal, learn
 from .fingerprint import unmet_preconditions
 from .fuse import Candidate, fuse, weight_for
-from .index import SkillStore, assign_ids
+from .index import SkillStore, assign_ids, open_store
 from .index.builder import Progress, build_index, embed_missing, vector_space
-from .index.sqlite import SQLiteStore
 from .model import (
     Alternative,
     IndexedSkill,
@@ -102,22 +112,27 @@ class _Catalog:
     unmet: list[tuple[str, ...]]
     conflicts: list[ConflictGroup]
     conflict_of: dict[int, ConflictGroup]
+    vocabulary: Vocabularies
 
 
 class SkillPilot:
     """Index skills and route messages to them. ``SkillPilot(home=..., **setting_overrides)``.
 
     ``surface`` labels this router's decisions in the routing log (``cli``, ``http``, ``mcp``,
-    ``hook`` ...; ``library`` by default)."""
+    ``hook`` ...; ``library`` by default). ``store`` is an open ``SkillStore`` or, like the
+    ``store`` setting (``index.store``, ``SKILLPILOT_STORE``), a SQLite path or PostgreSQL URL."""
 
     def __init__(
         self,
         home: Path | str | None = None,
         settings: Settings | None = None,
-        store: SkillStore | None = None,
+        store: SkillStore | str | None = None,
         surface: str = "library",
         **overrides: Any,
     ) -> None:
+        if isinstance(store, str):
+            overrides["store"] = store
+            store = None
         if settings is None:
             settings = load_settings(Path(home).expanduser() if home else None, **overrides)
         elif overrides:
@@ -141,7 +156,7 @@ class SkillPilot:
     @property
     def store(self) -> SkillStore:
         if self._store is None:
-            self._store = SQLiteStore(self.settings.index_path)
+            self._store = open_store(self.settings.store or self.settings.index_path)
         return self._store
 
     @property
@@ -191,16 +206,24 @@ class SkillPilot:
     ) -> IndexReport:
         """Add or refresh skill roots (folders of SKILL.md files, or JSON tool catalogs)."""
         # The models load on a second thread while the skills are read and fingerprinted (on
-        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading).
+        # the 294 bench skills about 0.7 s of loading beside 0.6 s of reading), unless the index
+        # knows the encoders' names: then they load only if something needs embedding.
+        specs = self.settings.encoder_specs if self.settings.enable_semantic else ()
+        keys = [encoder_key(spec, self.settings) for spec in specs]
+        recorded = dict(json.loads(self.store.meta("encoder_keys") or "[]"))
+        names = [recorded[k] for k in keys] if all(k in recorded for k in keys) else None
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool:
-            loading = pool.submit(lambda: self.encoders)
+            loading = pool.submit(lambda: self.encoders) if names is None else None
             return build_index(
                 self.store,
                 [Path(p) for p in paths],
-                encoders=loading.result,
+                encoders=loading.result if loading else lambda: self.encoders,
                 texts_for=EMBEDDING,
                 replace_roots=replace,
                 progress=progress,
+                conflict_threshold=self.settings.conflict_threshold,
+                encoder_names=names,
+                encoder_keys=keys,
             )
 
     def reindex(self, progress: Progress | None = None) -> IndexReport:
@@ -232,7 +255,7 @@ class SkillPilot:
                 if skills
                 else np.zeros((0, encoder.dim), dtype=np.float32)
             )
-        conflicts = detect_conflicts(skills, descriptions, self.settings.conflict_threshold)
+        conflicts = self._conflict_groups(skills, descriptions)
         unmet = [
             unmet_preconditions(s.fingerprint.preconditions) if self.settings.preconditions else ()
             for s in skills
@@ -254,9 +277,24 @@ class SkillPilot:
             unmet=unmet,
             conflicts=conflicts,
             conflict_of=group_of(conflicts),
+            vocabulary=Vocabularies(skills),
         )
         self._catalog_cache = cached
         return cached
+
+    def _conflict_groups(self, skills: list[IndexedSkill], descriptions: list[np.ndarray]) -> list[ConflictGroup]:
+        """The groups the index stored for these skills and settings, else computed here (an
+        index built with another threshold or models, or before conflict graphs were stored)."""
+        threshold = self.settings.conflict_threshold
+        if not self.encoders:
+            return []
+        config = conflict_config([vector_space(e, EMBEDDING) for e in self.encoders], threshold)
+        graph = self.store.conflict_graph(pairs=False)
+        stored = groups_from(graph, skills) if graph is not None and graph.config == config else None
+        if stored is not None:
+            return stored
+        log.info("conflict groups computed at load (O(N^2)); `skillpilot reindex` stores them in the index")
+        return detect_conflicts(skills, descriptions, threshold)
 
     def _learned(self, catalog: _Catalog) -> Learned | None:
         """The feedback model for this catalog, re-fitted when a signal arrives (any process)."""
@@ -412,6 +450,7 @@ class SkillPilot:
             catalog.fast.match(query) if catalog.fast else [],
             self.settings.prefer,
             scored.learned,
+            catalog.vocabulary,
         )
         fused = candidates
         if resolution is not None:
@@ -651,7 +690,7 @@ class SkillPilot:
             low_quality=tuple(s.id for s in skills if s.fingerprint.quality_issues),
             last_updated=float(last) if last else None,
             embed_provider=self.settings.embed_provider if self.settings.enable_semantic else "off",
-            index_path=str(self.settings.index_path),
+            index_path=str(getattr(self.store, "path", self.settings.index_path)),
             model_cache=str(default_model_cache()),
         )
 

@@ -127,7 +127,8 @@ class SkillPilotMethod:
         from ..router import SkillPilot
 
         self._home = tempfile.TemporaryDirectory(prefix="skillpilot-bench-")
-        self._pilot = SkillPilot(home=Path(self._home.name), **self._overrides)
+        # A scratch index: never the configured store (index.store / SKILLPILOT_STORE).
+        self._pilot = SkillPilot(home=Path(self._home.name), store="", **self._overrides)
         self._pilot.index([catalog.root], replace=True)
 
     def rank(self, query: Query) -> Ranking:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,7 +25,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..errors import SkillPilotError
-from ..index import open_store
 from ..model import IndexReport, RouteResult
 from ..router import SkillPilot
 from ..text import clean_text
@@ -66,8 +66,26 @@ StoreOption = Annotated[
 ]
 
 
+@app.callback()
+def _everywhere(
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Index store for every command (and the services they start): a postgresql:// URL or "
+            "a SQLite file [default: index.store in config.yaml, env SKILLPILOT_STORE, else "
+            "$SKILLPILOT_HOME/index.sqlite].",
+        ),
+    ] = None,
+) -> None:
+    # Through the environment, so every SkillPilot this process builds (serve, mcp, the watcher,
+    # the dashboard) and every process it starts reads it like SKILLPILOT_STORE.
+    if store:
+        os.environ["SKILLPILOT_STORE"] = store
+
+
 def _pilot(home: Path | None, store: str | None = None, surface: str = "cli", **overrides: Any) -> SkillPilot:
-    return SkillPilot(home=home, store=open_store(store) if store else None, surface=surface, **overrides)
+    return SkillPilot(home=home, store=store or None, surface=surface, **overrides)
 
 
 def _print_json(data: Any) -> None:

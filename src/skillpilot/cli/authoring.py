@@ -61,7 +61,7 @@ def lint_command(
     report: IndexReport | None = None
     if paths:
         with tempfile.TemporaryDirectory(prefix="skillpilot-lint-") as scratch:
-            pilot = SkillPilot(settings=settings.with_overrides(home=Path(scratch)))
+            pilot = SkillPilot(settings=settings.with_overrides(home=Path(scratch), store=""))
             with _progress(not as_json) as progress:
                 report = _run(lambda: pilot.index(paths, replace=True, progress=progress))
             results = _run(lambda: lint(pilot))

@@ -96,8 +96,8 @@ def serve(
             port=port,
             token=token,
             ready=ready,
-            allowed_hosts=tuple(allow_host or ()),
             login=login,
+            allowed_hosts=tuple(allow_host or ()),
         )
     )
 

@@ -33,7 +33,7 @@ import numpy as np
 from ..config import Settings, default_model_cache
 from ..errors import EncoderError
 
-__all__ = ["Encoder", "available_encoders", "get_encoder", "register_encoder"]
+__all__ = ["Encoder", "available_encoders", "encoder_key", "get_encoder", "register_encoder"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +98,16 @@ def register_encoder(spec: str, factory: EncoderFactory, uses: tuple[str, ...] =
 def available_encoders() -> list[str]:
     """The registered specs, sorted (a model folder path is accepted besides these)."""
     return sorted(_REGISTRY)
+
+
+def encoder_key(spec: str, settings: Settings) -> str:
+    """What decides which model ``spec`` loads (the spec and the settings its factory reads), as
+    text: an index remembers the encoder name each key gave, so an unchanged re-index can tell
+    its vector spaces without loading a model."""
+    registration = _REGISTRY.get(spec)
+    if registration is None:
+        return f"<folder>|{Path(spec).expanduser().resolve()}"
+    return "|".join((spec, *(repr(getattr(settings, u)) for u in registration.uses)))
 
 
 def get_encoder(spec: str, settings: Settings) -> Encoder:

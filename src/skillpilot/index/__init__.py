@@ -26,6 +26,22 @@ class StoredSkill:
 
 
 @dataclass(frozen=True)
+class ConflictGraph:
+    """What conflict detection keeps between index runs (``skillpilot.conflicts``): for the skills
+    it compared (``(root, key, content hash)`` in catalog order, ``node`` = position here), every
+    pair at or above the threshold and the groups those pairs form. ``config`` names the vector
+    spaces and threshold it was computed for; a router with other settings ignores it."""
+
+    config: str
+    skills: tuple[tuple[str, str, str], ...]
+    # (pairs, 2) node positions (i < j) and each pair's similarity; empty when read without pairs.
+    pairs: np.ndarray
+    similarity: np.ndarray
+    # (mean pairwise similarity, sorted node positions) per group
+    groups: tuple[tuple[float, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True)
 class IndexChanges:
     """Everything one index run writes; a store applies it all or nothing."""
 
@@ -37,6 +53,8 @@ class IndexChanges:
     vectors: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
     skipped: tuple[tuple[str, SkippedFile], ...] = ()
     meta: dict[str, str] = field(default_factory=dict)
+    # The conflict graph of the catalog after this run (None: keep the stored one).
+    conflicts: ConflictGraph | None = None
 
 
 class SkillStore(Protocol):
@@ -57,6 +75,7 @@ class SkillStore(Protocol):
     def generation(self) -> int: ...
     def meta(self, key: str) -> str | None: ...
     def count(self) -> int: ...
+    def conflict_graph(self, pairs: bool = True) -> ConflictGraph | None: ...
     def close(self) -> None: ...
 
 
@@ -96,4 +115,4 @@ def open_store(spec: str | Path) -> SkillStore:
     return SQLiteStore(Path(spec).expanduser())
 
 
-__all__ = ["IndexChanges", "SkillStore", "StoredSkill", "assign_ids", "open_store"]
+__all__ = ["ConflictGraph", "IndexChanges", "SkillStore", "StoredSkill", "assign_ids", "open_store"]

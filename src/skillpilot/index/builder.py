@@ -10,6 +10,7 @@ being embedded (:func:`skillpilot.ontoskills.intents.precomputed_vectors`).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -20,12 +21,13 @@ from typing import Protocol
 
 import numpy as np
 
+from ..conflicts import conflict_config, update_graph
 from ..encoders import Encoder
 from ..fingerprint import fingerprint
 from ..model import Fingerprint, IndexReport, Skill, SkippedFile
 from ..ontoskills.intents import precomputed_vectors
 from ..skills import load_skills
-from . import IndexChanges, SkillStore, StoredSkill
+from . import ConflictGraph, IndexChanges, SkillStore, StoredSkill
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +44,12 @@ class TextsFor(Protocol):
 
 def vector_space(encoder: Encoder, texts_for: TextsFor) -> str:
     """The key stored vectors live under: the model and the recipe of texts it embedded."""
-    return f"{encoder.name}|{texts_for.version}"
+    return space_named(encoder.name, texts_for)
+
+
+def space_named(encoder_name: str, texts_for: TextsFor) -> str:
+    """``vector_space`` of the encoder called ``encoder_name``, without loading it."""
+    return f"{encoder_name}|{texts_for.version}"
 
 
 def root_id(path: Path) -> str:
@@ -68,11 +75,17 @@ def build_index(
     texts_for: TextsFor,
     replace_roots: bool = False,
     progress: Progress | None = None,
+    conflict_threshold: float | None = None,
+    encoder_names: Sequence[str] | None = None,
+    encoder_keys: Sequence[str] = (),
 ) -> IndexReport:
     """Index ``paths`` (skill folders or tool catalogs) into ``store`` in one transaction.
 
     ``encoders`` is called once the skills are read, so a caller can load the models meanwhile.
-    ``replace_roots`` drops every known root not named in ``paths``.
+    ``replace_roots`` drops every known root not named in ``paths``. With ``conflict_threshold``
+    the conflict graph (``skillpilot.conflicts``) is brought up to date in the same write.
+    ``encoder_names``, when the caller knows them without loading the models (the names the
+    index recorded under ``encoder_keys``), let a run with nothing to embed skip the models.
     """
     started = time.perf_counter()
     roots = [root_id(p) for p in paths]
@@ -116,13 +129,32 @@ def build_index(
                 removed.append((root, key))
     dropped = tuple(r for r in store.roots() if replace_roots and r not in roots)
     gone = set(removed)
-    models = encoders()
+    needs_models = (
+        encoder_names is None or bool(upserts) or _lacks_vectors(store, roots, gone, encoder_names, texts_for)
+    )
+    models = encoders() if needs_models else ()
+    names = [e.name for e in models] if needs_models else list(encoder_names or ())
     in_roots = (
         [s for s in store.load() if s.skill.root in roots and (s.skill.root, s.skill.key) not in gone]
         if models
         else []
     )
     vectors = _vectors_for(store, upserts, in_roots, models, texts_for, progress)
+    spaces = [space_named(name, texts_for) for name in names]
+    stored_graph = store.conflict_graph(pairs=False) if conflict_threshold is not None else None
+    # An index from before conflict graphs were stored, or for other settings, gets one now.
+    stale = conflict_threshold is not None and (
+        stored_graph is None or stored_graph.config != conflict_config(spaces, conflict_threshold)
+    )
+    changed = bool(upserts or removed or dropped or vectors) or stale
+    conflicts = (
+        _conflict_graph(store, upserts, gone, dropped, vectors, spaces, conflict_threshold, progress)
+        if changed and spaces and conflict_threshold is not None
+        else None
+    )
+    meta = {"encoders": "+".join(names)}
+    if needs_models and encoder_keys:
+        meta["encoder_keys"] = json.dumps(list(zip(encoder_keys, names, strict=True)))
     store.apply(
         IndexChanges(
             roots=tuple(roots),
@@ -131,7 +163,8 @@ def build_index(
             removed=tuple(removed),
             vectors=vectors,
             skipped=tuple(skipped),
-            meta={"encoders": "+".join(e.name for e in models)},
+            meta=meta,
+            conflicts=conflicts,
         )
     )
     return IndexReport(
@@ -188,6 +221,55 @@ def _vectors_for(
         for part in pool.map(embed, encoders):
             vectors.update(part)
     return vectors
+
+def _lacks_vectors(
+    store: SkillStore, roots: Sequence[str], gone: set[tuple[str, str]], names: Sequence[str], texts_for: TextsFor
+) -> bool:
+    """Whether a skill of ``roots`` misses a vector of one of the encoders ``names``."""
+    for name in names:
+        have = store.vector_keys(space_named(name, texts_for))
+        if any((root, key) not in have for root in roots for key in store.hashes(root) if (root, key) not in gone):
+            return True
+    return False
+
+
+def _conflict_graph(
+    store: SkillStore,
+    upserts: Sequence[StoredSkill],
+    removed: set[tuple[str, str]],
+    dropped: Sequence[str],
+    vectors: dict[tuple[str, str, str], np.ndarray],
+    spaces: Sequence[str],
+    threshold: float,
+    progress: Progress | None,
+) -> ConflictGraph | None:
+    """The conflict graph of the catalog this run leaves behind, updated from the stored one
+    (only new and edited skills are compared with the rest); None if a skill lacks a vector."""
+    catalog = {
+        (root, key): content
+        for root in store.roots()
+        if root not in dropped
+        for key, content in store.hashes(root).items()
+        if (root, key) not in removed
+    }
+    catalog.update({(s.skill.root, s.skill.key): s.skill.content_hash for s in upserts})
+    skills = [(root, key, catalog[(root, key)]) for root, key in sorted(catalog)]
+    matrices = []
+    for space in spaces:
+        stored = store.vectors(space)
+        rows = [vectors.get((root, key, space), stored.get((root, key))) for root, key, _ in skills]
+        if any(row is None for row in rows):
+            return None
+        matrices.append(
+            np.stack([row[0] for row in rows if row is not None]) if rows else np.zeros((0, 1), dtype=np.float32)
+        )
+    if progress:
+        progress("updating conflict groups", 0, 1)
+    graph = update_graph(store.conflict_graph(), skills, matrices, threshold, conflict_config(spaces, threshold))
+    if progress:
+        progress("updating conflict groups", 1, 1)
+    return graph
+
 
 def embed_missing(
     store: SkillStore,

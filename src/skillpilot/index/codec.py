@@ -10,8 +10,10 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
+
 from ..model import Fingerprint, Requirements, RouteHints, Skill
-from . import StoredSkill
+from . import ConflictGraph, StoredSkill
 
 
 def fingerprint_to_json(fingerprint: Fingerprint) -> str:
@@ -53,3 +55,27 @@ def fingerprint_from_json(text: str) -> Fingerprint:
 def stored_from_json(skill: str, fingerprint: str, indexed_at: float) -> StoredSkill:
     """A stored row (skill JSON, fingerprint JSON, indexed_at) back as a ``StoredSkill``."""
     return StoredSkill(skill_from_json(skill), fingerprint_from_json(fingerprint), indexed_at)
+
+
+GraphRow = tuple[str, str, str, bytes, bytes]
+
+
+def graph_to_row(graph: ConflictGraph) -> GraphRow:
+    """A conflict graph as (config, skills JSON, groups JSON, pairs bytes, similarity bytes)."""
+    return (
+        graph.config,
+        json.dumps(graph.skills, ensure_ascii=False),
+        json.dumps([[score, list(members)] for score, members in graph.groups]),
+        np.ascontiguousarray(graph.pairs, dtype=np.int32).tobytes(),
+        np.ascontiguousarray(graph.similarity, dtype=np.float64).tobytes(),
+    )
+
+
+def graph_from_row(config: str, skills: str, groups: str, pairs: bytes, similarity: bytes) -> ConflictGraph:
+    return ConflictGraph(
+        config=config,
+        skills=tuple((root, key, content) for root, key, content in json.loads(skills)),
+        pairs=np.frombuffer(bytes(pairs), dtype=np.int32).reshape(-1, 2).astype(np.int64),
+        similarity=np.frombuffer(bytes(similarity), dtype=np.float64),
+        groups=tuple((float(score), tuple(members)) for score, members in json.loads(groups)),
+    )

@@ -37,8 +37,8 @@ import numpy as np
 from ..errors import MissingExtraError, StoreError
 from ..model import Skill, SkippedFile
 from ..text import tokenize
-from . import IndexChanges, StoredSkill
-from .codec import fingerprint_to_json, skill_to_json, stored_from_json
+from . import ConflictGraph, IndexChanges, StoredSkill
+from .codec import fingerprint_to_json, graph_from_row, graph_to_row, skill_to_json, stored_from_json
 
 try:
     import psycopg
@@ -80,6 +80,14 @@ CREATE TABLE IF NOT EXISTS vectors (
     PRIMARY KEY (root, key, encoder)
 );
 CREATE TABLE IF NOT EXISTS skipped (root text NOT NULL, path text NOT NULL, reason text NOT NULL);
+CREATE TABLE IF NOT EXISTS conflict_graph (
+    id integer PRIMARY KEY CHECK (id = 1),
+    config text NOT NULL,
+    skills text NOT NULL,
+    groups text NOT NULL,
+    pairs bytea NOT NULL,
+    similarity bytea NOT NULL
+);
 """
 
 
@@ -209,6 +217,13 @@ class PostgresStore:
                     "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value=EXCLUDED.value",
                     (key, value),
                 )
+            if changes.conflicts is not None:
+                db.execute(
+                    "INSERT INTO conflict_graph VALUES (1, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+                    "config=EXCLUDED.config, skills=EXCLUDED.skills, groups=EXCLUDED.groups, "
+                    "pairs=EXCLUDED.pairs, similarity=EXCLUDED.similarity",
+                    graph_to_row(changes.conflicts),
+                )
             db.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation'")
             for encoder, dim in spaces.items():
                 self._ensure_hnsw(db, encoder, dim)
@@ -244,6 +259,12 @@ class PostgresStore:
 
     def count(self) -> int:
         return int(self._rows("SELECT COUNT(*) FROM skills")[0][0])
+
+    def conflict_graph(self, pairs: bool = True) -> ConflictGraph | None:
+        """The stored conflict graph; ``pairs=False`` skips the pairs (all a router needs)."""
+        columns = "pairs, similarity" if pairs else "''::bytea, ''::bytea"
+        rows = self._rows(f"SELECT config, skills, groups, {columns} FROM conflict_graph")
+        return graph_from_row(*rows[0]) if rows else None
 
     # -- search in SQL ----------------------------------------------------------------------
     def text_search(self, terms: Sequence[str], k: int) -> list[tuple[str, str, float]]:

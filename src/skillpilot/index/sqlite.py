@@ -16,8 +16,8 @@ import numpy as np
 
 from ..model import SkippedFile
 from ..sqlitefile import connect, transaction
-from . import IndexChanges, StoredSkill
-from .codec import fingerprint_to_json, skill_to_json, stored_from_json
+from . import ConflictGraph, IndexChanges, StoredSkill
+from .codec import fingerprint_to_json, graph_from_row, graph_to_row, skill_to_json, stored_from_json
 
 SCHEMA_VERSION = "1"
 
@@ -42,6 +42,14 @@ CREATE TABLE IF NOT EXISTS vectors (
     PRIMARY KEY (root, key, encoder)
 );
 CREATE TABLE IF NOT EXISTS skipped (root TEXT NOT NULL, path TEXT NOT NULL, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS conflict_graph (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    config TEXT NOT NULL,
+    skills TEXT NOT NULL,
+    groups TEXT NOT NULL,
+    pairs BLOB NOT NULL,
+    similarity BLOB NOT NULL
+);
 INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}'), ('generation', '0');
 """
 
@@ -114,6 +122,9 @@ class SQLiteStore:
                 db.execute("INSERT INTO skipped VALUES (?, ?, ?)", (root, skipped.path, skipped.reason))
             for key, value in changes.meta.items():
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+            if changes.conflicts is not None:
+                row = graph_to_row(changes.conflicts)
+                db.execute("INSERT OR REPLACE INTO conflict_graph VALUES (1, ?, ?, ?, ?, ?)", row)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('last_updated', ?)", (repr(now),))
             db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
 
@@ -144,6 +155,12 @@ class SQLiteStore:
     def skipped(self) -> list[SkippedFile]:
         rows = self._db.execute("SELECT path, reason FROM skipped ORDER BY path")
         return [SkippedFile(path, reason) for path, reason in rows]
+
+    def conflict_graph(self, pairs: bool = True) -> ConflictGraph | None:
+        """The stored conflict graph; ``pairs=False`` skips the pairs (all a router needs)."""
+        columns = "pairs, similarity" if pairs else "x'', x''"
+        row = self._db.execute(f"SELECT config, skills, groups, {columns} FROM conflict_graph").fetchone()
+        return None if row is None else graph_from_row(*row)
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM skills").fetchone()[0])

@@ -4,7 +4,7 @@
                                         camelCase request (query, sessionId, graphSpace, ...)
     lint_report(shared, skill, path) -> {"skills": [SkillLint + failing], "failing", "skipped"}
     lint_index(settings, progress)   -> the same for the whole index (the service's lint job)
-    lint_path(settings, folder, progress) -> the same for the skills under a folder
+    lint_path(settings, path, progress) -> the same for the skills under a path
     under_roots(folder, roots)       -> the folder, if the service may lint it
 
 Bad arguments raise ``ValueError`` (the surfaces turn it into their own error shape); an unknown
@@ -40,29 +40,29 @@ def context(pilot: SkillPilot, data: dict[str, Any]) -> dict[str, Any]:
     return omni_retrieve(OmniRequest.from_json(data), pilot.settings).to_json()
 
 
+def lint_settings(settings: Settings) -> Settings:
+    """Lint's settings: feedback and preconditions off, so that linting neither learns from nor
+    depends on this machine."""
+    return settings.with_overrides(preconditions=False, feedback_enabled=False)
+
+
 def lint_report(shared: SharedPilot, skill: str | None = None, path: str | None = None) -> dict[str, Any]:
     """Lint one indexed skill (``skill``: an id, key or name) or the skills under ``path``."""
     if (skill is None) == (path is None):
         raise ValueError("give exactly one of skill (a skill id) or path (a skill folder or SKILL.md)")
     pilot = shared.pilot
-    settings = lint_settings(pilot.settings)
     if skill is not None:
         target = shared(lambda p: p.get(skill))
         own = _own_connection(pilot.store)
-        checker = SkillPilot(settings=settings, store=own or pilot.store)
+        checker = SkillPilot(settings=lint_settings(pilot.settings), store=own or pilot.store)
         try:
             return _report(lint(checker, only={target.id}), [])
         finally:
             # Closing a SkillPilot closes its store: only a connection of its own.
             if own is not None:
                 checker.close()
-    return lint_path(settings, under_roots(Path(str(path)).expanduser(), shared(lambda p: p.store.roots())))
-
-
-def lint_settings(settings: Settings) -> Settings:
-    """Lint's settings: feedback and preconditions off, so that linting neither learns from nor
-    depends on this machine."""
-    return settings.with_overrides(preconditions=False, feedback_enabled=False)
+    folder = under_roots(Path(str(path)).expanduser(), shared(lambda p: p.store.roots()))
+    return lint_path(pilot.settings, folder)
 
 
 def lint_index(settings: Settings, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -75,12 +75,14 @@ def lint_index(settings: Settings, progress: Callable[[int, int], None] | None =
         checker.close()
 
 
-def lint_path(
-    settings: Settings, folder: Path, progress: Callable[[int, int], None] | None = None
-) -> dict[str, Any]:
-    """Index the skills under ``folder`` into a scratch home and lint them against one another."""
+def lint_path(settings: Settings, path: Path, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Index the skills under ``path`` into a scratch home and lint them against one another."""
+    folder = path.expanduser()
+    if not folder.exists():
+        raise ValueError(f"path {path} does not exist")
     with tempfile.TemporaryDirectory(prefix="skillpilot-lint-") as scratch:
-        checker = SkillPilot(settings=lint_settings(settings).with_overrides(home=Path(scratch)))
+        # A scratch index of its own, whatever store the service uses.
+        checker = SkillPilot(settings=lint_settings(settings).with_overrides(home=Path(scratch), store=""))
         try:
             report = checker.index([folder], replace=True)
             results = lint(checker, progress=progress)

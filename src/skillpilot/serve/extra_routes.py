@@ -69,7 +69,8 @@ def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> API
     @router.post("/lint")
     def lint(body: LintRequest) -> Any:
         try:
-            # Not under the routing lock: routes go on while a lint runs.
+            # Not under the routing lock: routes go on while a lint runs (POST /jobs/lint for a
+            # whole index with a progress report).
             return calls.lint_report(shared, skill=body.skill, path=body.path)
         except ValueError as exc:
             return _invalid(str(exc))

@@ -16,9 +16,9 @@
 
 Guarantees: a request body over ``MAX_BODY_BYTES`` gets 413 before anything parses it; malformed
 JSON or fields get 422; an unknown skill 404; an unknown feedback kind 400; with a token, every
-data route answers 401 without ``Authorization: Bearer <token>`` (any bytes in that header give
-401, never 500) or the browser session cookie (``serve.browser``: a one-time link or the /login
-form sets it); a ``Host`` or ``Origin`` naming another site is refused (421 / 403,
+data route answers 401 without ``Authorization: Bearer <token>`` or the browser session cookie
+(``serve.browser``: a one-time link or the /login form sets it); any bytes in that header give
+401, never 500; a ``Host`` or ``Origin`` naming another site is refused (421 / 403,
 :mod:`skillpilot.serve.guard`). Every error, 404 and 405 included, is
 ``{"error": {"type", "message"}}``. The models stay loaded between requests and the catalog is
 reloaded when the index changes (the facade checks the store's generation on every call).
@@ -184,7 +184,9 @@ def create_app(pilot: SkillPilot, token: str | None = None, allowed_hosts: Seque
     sessions = browser.BrowserSessions(token) if token is not None else None
 
     def authorised(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
-        if token is None or sessions is None or bearer_matches(authorization, token):
+        if token is None or sessions is None:
+            return
+        if bearer_matches(authorization, token):
             return
         if not browser.cookie_allows(sessions, request):
             raise _Unauthorised
@@ -193,9 +195,9 @@ def create_app(pilot: SkillPilot, token: str | None = None, allowed_hosts: Seque
         title="SkillPilot",
         summary="Route a message to the right agent skill before the LLM runs.",
         version=package_version(),
+        default_response_class=SafeJSONResponse,
         docs_url=None,
         redoc_url=None,
-        default_response_class=SafeJSONResponse,
     )
     apidocs.add_docs(app)
     app.add_middleware(BodyLimit)
