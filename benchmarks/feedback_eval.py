@@ -16,6 +16,10 @@ again. Reported per fold and summed:
   correct pass-through, before and after, and how many decisions changed at all; the subset
   whose expected skill shares a conflict group with a corrected skill is counted separately.
 
+Per set: top-1 (the routed skill is right; out of scope: pass-through), top-3 (the right skill
+is among the three a soft route offers), hard routes, before > after, and how many outcomes
+changed. One correction per message may not make a hard route (``skillpilot.feedback``'s bounds).
+
 It also prints the calibration of ``feedback.MATCH_FROM``: the highest similarity between two
 development queries with disjoint expected skills.
 """
@@ -38,17 +42,27 @@ HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent.parent / "shared" / "bench"
 DEV = BENCH / "queries" / "real-dev.jsonl"
 PARAPHRASES = HERE / "feedback_paraphrases.jsonl"
+COLUMNS = (
+    "top1_before", "top3_before", "hard_before", "top1_after", "top3_after", "hard_after", "n", "changed",
+)
 
 
 @dataclass(frozen=True)
 class Outcome:
     key: str | None
     decision: str
+    shortlist: tuple[str, ...] = ()
 
     def right(self, expected: Sequence[str]) -> bool:
         if not expected:
             return self.decision == "passthrough"
         return self.key in expected
+
+    def offered(self, expected: Sequence[str]) -> bool:
+        """The right skill among the three a soft route offers (or the pass-through, when none fits)."""
+        if not expected:
+            return self.decision == "passthrough"
+        return bool(set(self.shortlist) & set(expected))
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
@@ -59,12 +73,18 @@ def _route(pilot: SkillPilot, queries: Sequence[dict[str, Any]]) -> dict[str, Ou
     outcomes = {}
     for query in queries:
         result = pilot.route(query["query"])
-        outcomes[query["id"]] = Outcome(result.skill.key if result.skill else None, result.decision)
+        keys = ((result.skill.key,) if result.skill else ()) + tuple(a.key for a in result.alternatives[:2])
+        outcomes[query["id"]] = Outcome(result.skill.key if result.skill else None, result.decision, keys)
     return outcomes
 
 
-def _share(queries: Sequence[dict[str, Any]], outcomes: dict[str, Outcome]) -> tuple[int, int]:
-    return sum(outcomes[q["id"]].right(q["expected"]) for q in queries), len(queries)
+def _counts(queries: Sequence[dict[str, Any]], outcomes: dict[str, Outcome]) -> tuple[int, int, int]:
+    """(right at top-1, right among the top 3, hard routes)."""
+    return (
+        sum(outcomes[q["id"]].right(q["expected"]) for q in queries),
+        sum(outcomes[q["id"]].offered(q["expected"]) for q in queries),
+        sum(outcomes[q["id"]].decision == "hard" for q in queries),
+    )
 
 
 def unrelated_similarity(pilot: SkillPilot, dev: Sequence[dict[str, Any]]) -> float:
@@ -104,11 +124,9 @@ def main() -> None:
         def add(
             name: str, queries: Sequence[dict[str, Any]], then: dict[str, Outcome], now: dict[str, Outcome]
         ) -> None:
-            was, total = _share(queries, then)
-            is_, _ = _share(queries, now)
             changed = sum(then[q["id"]] != now[q["id"]] for q in queries)
-            row = rows.setdefault(name, [0, 0, 0, 0])
-            for n, v in enumerate((was, is_, total, changed)):
+            row = rows.setdefault(name, [0] * len(COLUMNS))
+            for n, v in enumerate((*_counts(queries, then), *_counts(queries, now), len(queries), changed)):
                 row[n] += v
 
         for taught, untaught in (halves, halves[::-1]):
@@ -155,9 +173,15 @@ def main() -> None:
         f"misrouted in-scope development queries: {len(misrouted)} ({covered} with paraphrases); "
         "two folds, corrections for one half each"
     )
-    print(f"{'set':<50} {'before':>8} {'after':>8} {'n':>5} {'changed':>8}")
-    for name, (was, is_, total, changed) in rows.items():
-        print(f"{name:<50} {was / max(1, total):>8.3f} {is_ / max(1, total):>8.3f} {total:>5} {changed:>8}")
+    print(f"{'set':<50} {'top-1':>13} {'top-3':>13} {'hard':>9} {'n':>5} {'changed':>8}")
+    for name, row in rows.items():
+        cell = dict(zip(COLUMNS, row, strict=True))
+        total = max(1, cell["n"])
+        print(
+            f"{name:<50} {cell['top1_before'] / total:>6.3f}>{cell['top1_after'] / total:.3f}"
+            f" {cell['top3_before'] / total:>6.3f}>{cell['top3_after'] / total:.3f}"
+            f" {cell['hard_before']:>4}>{cell['hard_after']:<4} {cell['n']:>5} {cell['changed']:>8}"
+        )
     print(
         f"highest similarity of two unrelated development queries: {threshold:.3f} "
         f"(feedback.MATCH_FROM = {MATCH_FROM})"
@@ -168,10 +192,7 @@ def main() -> None:
                 {
                     "seed": args.seed,
                     "misrouted": len(misrouted),
-                    "rows": {
-                        k: dict(zip(("before", "after", "n", "changed"), v, strict=True))
-                        for k, v in rows.items()
-                    },
+                    "rows": {k: dict(zip(COLUMNS, v, strict=True)) for k, v in rows.items()},
                     "unrelated_similarity": threshold,
                 },
                 indent=2,

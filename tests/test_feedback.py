@@ -57,9 +57,10 @@ def test_a_correction_teaches_that_kind_of_request_only(pilot: SkillPilot) -> No
     assert after[:3] == ["chat-alerts", "chat-alerts", "chat-alerts"]
     assert after[3:] == before[3:]
     result = pilot.route(PARAPHRASES[0])
-    assert result.decision == "hard"
+    # One signal's word is a soft route at most (feedback.SINGLE_CONFIDENCE_MAX).
+    assert result.decision == "soft" and result.confidence <= 0.79
     assert result.reasons[:2] == (
-        "chose chat-alerts over chat-admin, chat: your feedback on similar messages",
+        "chose chat-alerts over chat, chat-admin: your feedback on similar messages",
         f"feedback: you chose it for a similar message: {CORRECTED!r}",
     )
 
@@ -101,8 +102,8 @@ def test_ignored_and_confirmed_move_only_similar_messages(pilot: SkillPilot) -> 
     pilot.feedback("confirmed", OTHERS[2], skill="chat-admin")
     confirmed = pilot.route(OTHERS[2])
     assert confirmed.skill is not None and confirmed.skill.id == "chat-admin"
-    # The user's own word for this very message routes it at once.
-    assert confirmed.decision == "hard" and confirmed.confidence >= 0.9
+    # One confirmation is the user's word for one message: a soft route, not a hard one.
+    assert confirmed.decision == "soft" and confirmed.confidence <= 0.79
 
 
 def test_reset_and_disabled_feedback(pilot: SkillPilot) -> None:
@@ -149,7 +150,9 @@ def test_per_skill_weights_follow_the_spec_and_stay_bounded() -> None:
     assert skill_weights(corrected(1)) == {"a": 0.85, "b": 1.1}
     assert skill_weights(corrected(30)) == {"a": 0.1, "b": 2.0}
     assert skill_weights([Signal.of("confirm", "q", skill="a")]) == {"a": 1.05}
-    assert skill_weights([Signal.of("ignore", "q", skill="a")] * 40) == {"a": 0.3}
+    assert skill_weights([Signal.of("ignore", f"q{i}", skill="a") for i in range(40)]) == {"a": 0.3}
+    # The same (message, skill) pair counts once, however often it is sent.
+    assert skill_weights([Signal.of("ignore", "q", skill="a")] * 40) == {"a": 0.95}
 
 
 def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:

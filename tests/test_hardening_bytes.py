@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 from skillpilot import SkillPilot
 from skillpilot.skills import load_skills
+from skillpilot.watch import IndexWatcher
 
 from .conftest import write_skill
 
@@ -298,3 +300,35 @@ def test_an_indented_description_is_named_not_called_missing(tmp_path: Path, ind
         f"line 3: `description:` is indented with {how}, so YAML reads it as part of the line before: "
         "start the line with `description:`"
     )
+
+
+def test_a_live_refresh_goes_on_past_undecodable_folders_and_lone_surrogates(tmp_path: Path) -> None:
+    """What `serve` and `watch` run: a real watchdog observer re-indexing as files appear."""
+
+    root = tmp_path / "skills"
+    write_skill(root, "git-commit", "name: git-commit\ndescription: Use when the user wants to commit changes.")
+    pilot = SkillPilot(home=tmp_path / "home", enable_semantic=False, preconditions=False, refresh_interval=1440.0)
+    reports: list[Any] = []
+    with IndexWatcher(pilot.settings, [root], on_report=reports.append):
+        _wait(lambda: bool(reports))
+        bad = os.path.join(os.fsencode(root), b"\xff\xfe-bad")
+        os.makedirs(bad)
+        with open(os.path.join(bad, b"SKILL.md"), "wb") as handle:
+            handle.write(b"---\nname: bad\ndescription: Use when a bad name is fine.\n---\n")
+        write_skill(
+            root,
+            "notes",
+            "name: notes\ndescription: Use when the user takes notes.\n"
+            """metadata: '{"owner": "\\\\udfff"}'\nroute:\n  triggers: [take a note]""",
+        )
+        _wait(lambda: pilot.route("take a note").skill is not None)
+        assert sorted(s.id for s in pilot.skills()) == ["git-commit", "notes"]
+        assert any("not valid UTF-8" in s.reason for r in reports for s in r.skipped)
+    pilot.close()
+
+
+def _wait(condition: Any, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the refresh never caught up"
+        time.sleep(0.05)

@@ -57,7 +57,7 @@ def test_http_lints_paths_only_under_the_skill_roots(pilot: SkillPilot, catalog:
         for path in ("/", str(outside), str(catalog / ".." / "elsewhere"), str(tmp_path)):
             status, answer = send(url, "POST", "/lint", json.dumps({"path": path}).encode())
             assert status == 400 and answer["error"]["type"] == "InvalidRequest", path
-            assert "not inside the index's skill roots" in answer["error"]["message"]
+            assert "outside the skill roots" in answer["error"]["message"]
             assert "skillpilot lint PATH" in answer["error"]["message"]
         status, answer = send(url, "POST", "/lint", json.dumps({"path": str(catalog / "image-resize")}).encode())
         assert (status, [s["id"] for s in answer["skills"]]) == (200, ["image-resize"])
@@ -76,7 +76,7 @@ def test_mcp_lints_paths_only_under_the_skill_roots(pilot: SkillPilot, tmp_path:
     answer = anyio.run(session)
     assert answer.is_error
     assert answer.structured_content["error"]["code"] == "invalid_argument"
-    assert "not inside the index's skill roots" in answer.structured_content["error"]["message"]
+    assert "outside the skill roots" in answer.structured_content["error"]["message"]
 
 
 def test_routes_are_answered_while_a_lint_runs(pilot: SkillPilot, monkeypatch: pytest.MonkeyPatch) -> None:

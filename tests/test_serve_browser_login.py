@@ -79,7 +79,7 @@ def test_cookie_posts_need_the_services_own_origin(pilot: SkillPilot) -> None:
         body = json.dumps({"kind": "confirm", "query": "commit my changes", "skill": "git-commit"}).encode()
         cookie = {"Cookie": f"{COOKIE}={value}", "Content-Type": "application/json"}
         assert call(url, "POST", "/feedback", body, cookie).status == 401
-        # Another site's page is refused before anything looks at the cookie (serve.guard).
+        # A foreign Origin is refused by the Host/Origin guard before the cookie is even read.
         assert call(url, "POST", "/feedback", body, {**cookie, "Origin": "http://evil.example"}).status == 403
         assert call(url, "POST", "/feedback", body, {**cookie, "Origin": own}).status == 200
         # The bearer token needs no Origin: scripts and hooks are not browsers.

@@ -79,7 +79,13 @@ def test_lint_by_skill_or_path(url: str, tmp_path: Path) -> None:
     assert status == 200
     assert [s["id"] for s in data["skills"]] == ["git-commit"]
     write_skill(tmp_path / "draft", "tidy", "name: tidy\ndescription: Tidy things.", body="Tidy up.\n")
-    status, data = post(url, "/lint", {"path": str(tmp_path / "draft")})
+    # A path outside the served index's roots is refused; inside them it is linted.
+    status, refused = post(url, "/lint", {"path": str(tmp_path / "draft")})
+    assert (status, refused["error"]["type"]) == (400, "InvalidRequest")
+    drafts = indexed(tmp_path / "drafts-home")
+    drafts.index([tmp_path / "draft"])
+    with uvicorn_on_loopback(create_app(drafts)) as drafts_url:
+        status, data = post(drafts_url, "/lint", {"path": str(tmp_path / "draft")})
     assert status == 200
     (tidy,) = data["skills"]
     assert (tidy["id"], tidy["failing"], data["failing"]) == ("tidy", True, 1)

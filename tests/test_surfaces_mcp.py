@@ -240,7 +240,11 @@ def test_lint_skill_by_id_and_by_path(pilot: SkillPilot, tmp_path: Path) -> None
     assert set(by_id["skills"][0]) == {"id", "key", "path", "score", "findings", "failing"}
 
     write_skill(tmp_path / "draft", "tidy", "name: tidy\ndescription: Tidy things.", body="Tidy up.\n")
-    by_path = call(pilot, "lint_skill", {"path": str(tmp_path / "draft")}).structured_content
+    # A path outside the index's roots is refused; inside them it is linted.
+    assert call(pilot, "lint_skill", {"path": str(tmp_path / "draft")}).is_error
+    drafts = indexed(tmp_path / "drafts-home")
+    drafts.index([tmp_path / "draft"])
+    by_path = call(drafts, "lint_skill", {"path": str(tmp_path / "draft")}).structured_content
     assert by_path is not None
     (tidy,) = by_path["skills"]
     assert tidy["failing"] is True and by_path["failing"] == 1

@@ -22,7 +22,7 @@ from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.serve import Refresher, read_serve_file, serve_file  # noqa: E402
 from skillpilot.serve.http import MAX_BODY_BYTES, create_app  # noqa: E402
 
-from .conftest import write_skill  # noqa: E402
+from .conftest import EXAMPLES, write_skill  # noqa: E402
 from .surfaces_util import (  # noqa: E402
     SKILL_COUNT,
     SKILLS,
@@ -198,6 +198,8 @@ def test_serve_command_advertises_itself_and_the_hook_uses_it(tmp_path: Path) ->
         "SKILLPILOT_PRECONDITIONS": "off",
         # Only the service's routes use this threshold, so its answers are recognisable.
         "SKILLPILOT_HARD_THRESHOLD": "0.99",
+        # Claude Code's skills/ folder is examples/skills, the index's root.
+        "CLAUDE_CONFIG_DIR": str(EXAMPLES),
     }
     service = subprocess.Popen(
         [sys.executable, "-m", "skillpilot", "serve", "--port", "0"],

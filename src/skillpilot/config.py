@@ -98,6 +98,11 @@ OPTIONS: tuple[Option, ...] = (
         "feedback.enabled", "feedback_enabled", "learn from confirm / correct / ignore feedback (true/false)"
     ),
     Option("feedback.batchSize", "feedback_batch", "how many new signals trigger a re-fit (>= 1)"),
+    Option(
+        "feedback.implicit",
+        "feedback_implicit",
+        "learn from implicit signals (what the agent did after a route, sent by hooks) too (true/false)",
+    ),
     Option("log.enabled", "log_enabled", "append each route decision to log.sqlite in the home (true/false)"),
     Option(
         "log.queries",
@@ -199,6 +204,7 @@ class Settings:
     conflict_threshold: float = 0.5
     feedback_enabled: bool = True
     feedback_batch: int = 1
+    feedback_implicit: bool = True
     log_enabled: bool = True
     log_queries: str = "text"
     log_max_rows: int = 100_000

@@ -3,6 +3,7 @@
     SkillPilotError                  base: catch this to catch them all
     ├── SkillParseError(path, line)  a SKILL.md or tool catalog that cannot be read as a skill
     ├── SkillNotFoundError(ref)      a skill id / key that is not in the index
+    ├── FeedbackNotFoundError(id)    a feedback signal id that the feedback store does not hold
     ├── StoreError(path)             the index file is missing, locked or corrupt
     ├── EncoderError(encoder)        an embedding model that cannot be loaded or run
     ├── ConfigError(key)             a config value that is missing or not allowed
@@ -11,7 +12,9 @@
     │                                installed (OntoSkills registries)
     ├── DocumentError(path)          a document (attachment, knowledge-base file, triples file)
     │                                that cannot be read
-    └── SourceUnavailableError(source)  an omni-retrieval source with nothing to search yet
+    ├── SourceUnavailableError(source)  an omni-retrieval source with nothing to search yet
+    └── ServiceError(home)           the resident service of a home that cannot be started,
+                                     reached or stopped (or already runs)
 
 Messages say what went wrong *and* what to do about it; a surface prints ``str(error)``.
 """
@@ -45,6 +48,17 @@ class SkillNotFoundError(SkillPilotError):
         hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
         super().__init__(
             f"no skill {ref!r} in the index.{hint} Run `skillpilot search {ref!r}` to find its id."
+        )
+
+
+class FeedbackNotFoundError(SkillPilotError):
+    """A feedback signal id that the feedback store does not hold (never recorded, or undone)."""
+
+    def __init__(self, signal_id: int, last_id: int) -> None:
+        self.signal_id = signal_id
+        super().__init__(
+            f"no feedback signal #{signal_id} (the newest is #{last_id}; it may have been undone already)."
+            " Run `skillpilot feedback list` to see the ids."
         )
 
 
@@ -112,3 +126,12 @@ class RegistryError(SkillPilotError):
         self.source = str(source)
         self.reason = reason
         super().__init__(f"{self.source}: {reason}")
+
+
+class ServiceError(SkillPilotError):
+    """The resident service of ``home`` cannot be started, reached or stopped, or already runs."""
+
+    def __init__(self, home: str | Path, reason: str) -> None:
+        self.home = str(home)
+        self.reason = reason
+        super().__init__(f"service for {self.home}: {reason}")

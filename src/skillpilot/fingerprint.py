@@ -1,6 +1,7 @@
 """Stage 2, fingerprint: a :class:`~skillpilot.model.Skill` in, a
 :class:`~skillpilot.model.Fingerprint` out, from the text alone (no model; about a millisecond
-for a long skill, since bodies are read up to their first 20,000 characters).
+for a long skill, since descriptions and bodies are read up to their first 20,000 characters;
+the keyword index still reads the whole description).
 
 - ``intent_patterns``: what the author says the skill is for, up to 10 clauses: the rest of the
   sentence after "Use when" (or "Use this skill when", "Use it for", "Use proactively when",
@@ -36,12 +37,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from .model import Fingerprint, Requirements, SideEffects, Skill
-from .text import STOP_WORDS, has_cjk, stem, words
+from .text import ANALYSED_CHARS, STOP_WORDS, has_cjk, stem, words
 
 MAX_INTENT_PATTERNS = 10
 MAX_KEYWORDS = 15
 # Long bodies are reference material; their opening says what the skill is about.
-_BODY_CHARS = 20_000
+_BODY_CHARS = ANALYSED_CHARS
 _MAX_CLAUSE = 300
 
 _CUE = re.compile(
@@ -97,12 +98,13 @@ _NETWORK_WORDS = _stems("fetch download search browse crawl scrape web website u
 def fingerprint(skill: Skill) -> Fingerprint:
     """The routing signals of ``skill``; see the module docstring for how each is derived."""
     body = _FENCED.sub(" ", skill.body[:_BODY_CHARS])
-    patterns = _intent_patterns(skill.description, body)
+    description = skill.description[:_BODY_CHARS]
+    patterns = _intent_patterns(description, body)
     declared = skill.route.side_effects
-    side_effects = declared or _infer_side_effects(f"{skill.name} {skill.description}")
+    side_effects = declared or _infer_side_effects(f"{skill.name} {description}")
     return Fingerprint(
         intent_patterns=patterns,
-        keywords=_keywords(skill.name, skill.description, body),
+        keywords=_keywords(skill.name, description, body),
         side_effects=side_effects,
         side_effects_declared=declared is not None,
         preconditions=skill.requires,
@@ -189,7 +191,7 @@ def _infer_side_effects(text: str) -> SideEffects:
 
 def _quality_issues(skill: Skill, patterns: tuple[str, ...]) -> tuple[str, ...]:
     issues = []
-    description_words = words(skill.description)
+    description_words = words(skill.description[:_BODY_CHARS])
     # A CJK run is one "word" to words(); count about one word per two characters instead.
     count = sum(max(1, len(w) // 2) if has_cjk(w) else 1 for w in description_words)
     if count < 8:

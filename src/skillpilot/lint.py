@@ -63,7 +63,7 @@ import numpy as np
 
 # The conflict resolver's "words only this member uses" and the fingerprint's own sentence, list
 # and markup rules, so that lint reads a SKILL.md exactly as routing does.
-from .conflicts import ConflictGroup, _own_words
+from .conflicts import ConflictGroup, Vocabularies, _own_words
 from .fingerprint import _BULLET, _FENCED, _SENTENCE_END, _clean, fingerprint, unmet_preconditions
 from .index.builder import vector_space
 from .model import IndexedSkill
@@ -443,7 +443,8 @@ def _prefer_when(index: int, skills: Sequence[IndexedSkill], group: ConflictGrou
     rivals = [skills[i] for i in group.indices if i != index]
     # Its salient words (name, keywords) that the resolver would count for it: used by no rival.
     text = " ".join((skill.name.replace("-", " "), *skill.fingerprint.keywords))
-    suggested = _own_words(text, skill, rivals)[:MAX_SUGGESTIONS]
+    rival_indices = [i for i in group.indices if i != index]
+    suggested = _own_words(text, index, rival_indices, Vocabularies(skills))[:MAX_SUGGESTIONS]
     words = f": {', '.join(suggested)}" if suggested else " (no word sets it apart yet: add one)"
     return [Finding(
         "missing-prefer-when", "warning",

@@ -44,11 +44,11 @@ from .conflicts import (
 from .decide import Calibration, confidence_signals, decide, shipped_calibration
 from .encoders import Encoder, encoder_key, get_encoder
 from .errors import SkillNotFoundError, StoreError
-from .feedback import Adjustment, FeedbackStore, Learned, Signal, learn
+from .feedback import Adjustment, FeedbackStore, Learned, Match, Signal, learn
 from .fingerprint import unmet_preconditions
-from .fuse import Candidate, fuse, weight_for
+from .fuse import POOL_SIZE, Candidate, fuse, weight_for
 from .index import SkillStore, assign_ids, open_store
-from .index.builder import Progress, build_index, embed_missing, vector_space
+from .index.builder import Progress, build_index, embed_missing, root_id, vector_space
 from .model import (
     Alternative,
     IndexedSkill,
@@ -75,10 +75,6 @@ FAST_ROUTE_SCORE = 8.0
 # An author-declared trigger phrase found in the message, with the keyword ranking agreeing,
 # is a hard route (the spec's rule); the development sets hold too few trigger hits to fit this.
 FAST_ROUTE_CONFIDENCE = 0.95
-# A route backed by the user's own confirmation or correction of a paraphrase-level similar
-# message (full strength, feedback.MATCH_FULL; weaker matches scale it down). A rule like the
-# fast path's: the calibration never sees feedback.
-FEEDBACK_ROUTE_CONFIDENCE = 0.9
 # Below this a fast hit is only prefer_when words: too weak to count as evidence on its own.
 FAST_EVIDENCE_SCORE = 4.0
 TRUST_MULTIPLIERS = {"local": 1.0, "official": 1.2, "verified": 1.0, "community": 0.8}
@@ -97,6 +93,8 @@ class Scored:
     method: Method
     query_vectors: dict[str, np.ndarray]
     learned: Adjustment | None = None
+    # The top candidate's confidence without feedback, and its catalog position.
+    baseline: tuple[float, int] = (0.0, -1)
 
 
 @dataclass
@@ -149,7 +147,7 @@ class SkillPilot:
         self._query_pool: ThreadPoolExecutor | None = None
         self._feedback: FeedbackStore | None = None
         self._route_log: RouteLog | None = None
-        self._learned_cache: tuple[tuple[int, int, int], Learned] | None = None
+        self._learned_cache: tuple[tuple[int, ...] | str, Learned] | None = None
         self.calibration: Calibration = shipped_calibration()
 
     # -- parts, loaded on first use -------------------------------------------------------
@@ -172,7 +170,7 @@ class SkillPilot:
     @property
     def feedback_store(self) -> FeedbackStore:
         if self._feedback is None:
-            self._feedback = FeedbackStore(self.settings.feedback_path)
+            self._feedback = FeedbackStore(self.settings.feedback_path, self.settings.log_queries)  # type: ignore[arg-type]
         return self._feedback
 
     @property
@@ -303,12 +301,22 @@ class SkillPilot:
             self._feedback is None and not self.settings.feedback_path.exists()
         ):
             return None
-        key = (catalog.generation, *self.feedback_store.version())
-        if self._learned_cache is None or self._learned_cache[0] != key:
-            ids = [s.id for s in catalog.skills]
-            encoders = [r.encoder for r in catalog.dense]
-            learned = learn(self.feedback_store, ids, encoders, self.settings.feedback_batch)
-            self._learned_cache = (key, learned)
+        try:
+            # Signals fade: the model is re-fitted at least hourly.
+            key = (catalog.generation, *self.feedback_store.version(), int(time.time() // 3600))
+            if self._learned_cache is None or self._learned_cache[0] != key:
+                ids = [s.id for s in catalog.skills]
+                encoders = [r.encoder for r in catalog.dense]
+                settings = self.settings
+                learned = learn(
+                    self.feedback_store, ids, encoders, settings.feedback_batch, implicit=settings.feedback_implicit
+                )
+                self._learned_cache = (key, learned)
+        except StoreError as exc:
+            # Feedback refines routes; a broken feedback file must not stop them.
+            if self._learned_cache is None or self._learned_cache[0] != "broken":
+                log.warning("%s", exc)
+            self._learned_cache = ("broken", Learned(np.zeros(len(catalog.skills))))
         return self._learned_cache[1]
 
     def _trust_multiplier(self, skill: IndexedSkill) -> float:
@@ -316,13 +324,17 @@ class SkillPilot:
         return TRUST_MULTIPLIERS.get(tier, 1.0)
 
     # -- routing ----------------------------------------------------------------------------
-    def score_lists(self, query: str) -> Scored:
+    def score_lists(self, query: str, allowed: np.ndarray | None = None) -> Scored:
         """Every retriever's score for every skill (catalog order), the fast-path hits, the
-        query's vectors and which path answered. Public for calibration and benchmarks."""
+        query's vectors and which path answered. Public for calibration and benchmarks.
+        ``allowed`` (a mask over the catalog) keeps other skills' trigger phrases from taking
+        the fast path."""
         catalog = self._catalog()
         size = len(catalog.skills)
         fast_hits = [
-            h for h in (catalog.fast.match(query) if catalog.fast else []) if h.score >= FAST_EVIDENCE_SCORE
+            h
+            for h in (catalog.fast.match(query) if catalog.fast else [])
+            if h.score >= FAST_EVIDENCE_SCORE and (allowed is None or allowed[h.index])
         ]
         lists: dict[str, np.ndarray] = {}
         vectors: dict[str, np.ndarray] = {}
@@ -377,11 +389,12 @@ class SkillPilot:
             return False
         return bm25 is None or int(np.argmax(bm25)) in triggered
 
-    def _rank(self, query: str) -> tuple[_Catalog, list[Candidate], Scored]:
+    def _rank(self, query: str, roots: Sequence[str] | None = None) -> tuple[_Catalog, list[Candidate], Scored]:
         catalog = self._catalog()
         if not catalog.skills:
             return catalog, [], Scored({}, [], "no-match", {})
-        scored = self.score_lists(query)
+        allowed = _under(catalog, roots) if roots is not None else None
+        scored = self.score_lists(query, allowed)
         multipliers = catalog.multipliers
         learned = self._learned(catalog)
         if learned is not None:
@@ -389,6 +402,11 @@ class SkillPilot:
                 # The fast path skipped the models; feedback examples are matched by meaning.
                 scored.query_vectors = {r.encoder.name: r.encode(query) for r in catalog.dense if r.reads(query)}
             scored.learned = learned.adjust(scored.query_vectors)
+            if scored.learned.moves:
+                plain = fuse(scored.lists, self.calibration.fusion_weights, multipliers)
+                if plain:
+                    confidence = self._confidence(confidence_signals(plain, 0), scored.method, 0)
+                    scored.baseline = (confidence, plain[0].index)
             if scored.learned.matches and scored.method == "fast":
                 scored.method = "hybrid"
             multipliers = multipliers * np.exp(scored.learned.log_multipliers)
@@ -401,17 +419,29 @@ class SkillPilot:
             weights = self.calibration.fusion_weights
             everyone = fuse(scored.lists, weights, multipliers, pool=len(catalog.skills))
             candidates = [c for c in everyone if c.index in keep]
+        if allowed is not None:
+            # Scores stay those of the whole catalog (what the calibration knows); the pool is
+            # widened to every skill so that the roots' best skills are in it, then cut back.
+            everyone = fuse(scored.lists, self.calibration.fusion_weights, multipliers, pool=len(catalog.skills))
+            candidates = [c for c in everyone if allowed[c.index]][:POOL_SIZE]
         if not candidates:
             scored.method = "no-match"
         return catalog, candidates, scored
 
-    def route(self, query: str, trace: bool = False, surface: str | None = None) -> RouteResult:
+    def route(
+        self,
+        query: str,
+        trace: bool = False,
+        surface: str | None = None,
+        roots: Sequence[str] | None = None,
+    ) -> RouteResult:
         """Pick the skill for ``query``; always one ``RouteResult`` (pass-through is a result).
         The trace is included when asked for or when the ``debug`` setting is on. The decision
         is appended to the routing log (``log.enabled``) under ``surface`` (default: the
         router's own); a clause routed while planning is part of its message's decision and
-        is not."""
-        result = self._route(query, trace)
+        is not. ``roots`` limits the choice to skills indexed under those folders (an agent
+        host that offers only some of them)."""
+        result = self._route(query, trace, roots)
         if self.settings.log_enabled and not in_single_steps():
             try:
                 self.route_log.record(result, surface or self.surface)
@@ -421,11 +451,11 @@ class SkillPilot:
                 log.warning("%s", exc)
         return result
 
-    def _route(self, query: str, trace: bool) -> RouteResult:
+    def _route(self, query: str, trace: bool, roots: Sequence[str] | None = None) -> RouteResult:
         started = time.perf_counter()
         trace = trace or self.settings.debug
         query = cap_query(query)
-        catalog, candidates, scored = self._rank(query)
+        catalog, candidates, scored = self._rank(query, roots)
         method, fast_hits, lists = scored.method, scored.fast_hits, scored.lists
         if not candidates:
             return RouteResult(
@@ -456,11 +486,14 @@ class SkillPilot:
         if resolution is not None:
             candidates = promoted(candidates, resolution.winner)
         top = candidates[0]
-        if scored.learned is not None:
-            # The calibration sees only the retrievers' evidence; a message this close to one
-            # the user routed to this skill themselves is routed on their word.
-            learned = max(0.0, scored.learned.example_score(top.index))
-            confidence = max(confidence, FEEDBACK_ROUTE_CONFIDENCE * learned)
+        if scored.learned is not None and scored.learned.moves:
+            # Feedback's word counts, within its bounds (feedback.Adjustment.bounded_confidence).
+            baseline, before = scored.baseline
+            group = catalog.conflict_of.get(top.index)
+            same = before == top.index or (group is not None and catalog.conflict_of.get(before) is group)
+            confidence = scored.learned.bounded_confidence(
+                confidence, baseline if same else 0.0, top.index, self.settings.hard_threshold
+            )
         decision = decide(confidence, self.settings.hard_threshold, self.settings.soft_threshold)
         alternatives = tuple(
             Alternative(
@@ -516,7 +549,7 @@ class SkillPilot:
         for match in learned.matches if learned else ():
             if match.skill == top.index:
                 verb = "you chose it" if match.sign > 0 else f"you turned it down ({match.kind})"
-                reasons.append(f"feedback: {verb} for a similar message: {match.query!r}")
+                reasons.append(f"feedback: {verb} for a similar message: {_about(match)}")
         for hit in fast_hits:
             if hit.index == top.index:
                 reasons.extend(hit.evidence)
@@ -599,7 +632,7 @@ class SkillPilot:
                     runner_up,
                     *(
                         f"learned from feedback: {catalog.skills[m.skill].id} {'+' if m.sign > 0 else '-'}"
-                        f"{m.strength:.2f} for {m.query!r}"
+                        f"{m.strength:.2f} for {_about(m)}"
                         for m in (scored.learned.matches if scored.learned else ())
                     ),
                     f"conflict resolver: {resolution.reason if resolution else 'no contest'}",
@@ -662,22 +695,31 @@ class SkillPilot:
         skill: str | None = None,
         wrong: str | None = None,
         right: str | None = None,
+        *,
+        implicit: bool = False,
     ) -> Signal:
         """Record what the user said about a route; it counts from the next route on (whole
         ``feedback_batch`` batches). ``kind``: confirmed / corrected / ignored (or confirm /
         correct / ignore); a correction takes ``wrong`` and ``right``, the others ``skill``.
         Skills are given by id, key or name; an unknown one raises ``SkillNotFoundError``.
-        With ``feedback_enabled`` off the signal is still kept, and routing ignores it."""
-        signal = Signal.of(kind, clean_text(query), skill=skill, wrong=wrong, right=right)
+        ``implicit``: inferred from what the agent did (a hook), not said by a person: it weighs
+        less and fades faster (``skillpilot.feedback``); a hook should send one only where the
+        agent chose (a soft shortlist or a pass-through), not where it obeyed a hard route.
+        With ``feedback_enabled`` off (or ``feedback_implicit`` off, for implicit signals) the
+        signal is still kept, and routing ignores it. The message text is kept as ``log.queries``
+        allows."""
+        signal = Signal.of(kind, clean_text(query), skill=skill, wrong=wrong, right=right, implicit=implicit)
         catalog = self._catalog()
-        canonical = Signal(
-            signal.kind,
-            signal.query,
-            self.get(signal.skill).id,
-            self.get(signal.wrong).id if signal.wrong else None,
+        canonical = replace(
+            signal, skill=self.get(signal.skill).id, wrong=self.get(signal.wrong).id if signal.wrong else None
         )
         vectors = {r.encoder.name: r.encode(signal.query) for r in catalog.dense if r.reads(signal.query)}
         return self.feedback_store.record(canonical, vectors)
+
+    def undo_feedback(self, signal_id: int) -> Signal:
+        """Forget one recorded signal (``FeedbackNotFoundError`` if there is none with that id);
+        routing stops using it from the next route on. Returns the signal."""
+        return self.feedback_store.undo(signal_id)
 
     def stats(self) -> Stats:
         skills = self._catalog().skills
@@ -693,6 +735,17 @@ class SkillPilot:
             index_path=str(getattr(self.store, "path", self.settings.index_path)),
             model_cache=str(default_model_cache()),
         )
+
+
+def _under(catalog: _Catalog, roots: Sequence[str]) -> np.ndarray:
+    """Which of the catalog's skills were indexed under one of ``roots`` (named as the store does)."""
+    wanted = {root_id(Path(r)) for r in roots}
+    return np.array([s.skill.root in wanted for s in catalog.skills], dtype=bool)
+
+
+def _about(match: Match) -> str:
+    """The message a learned example came from, as far as ``log.queries`` kept it."""
+    return repr(match.query) if match.query else f"signal #{match.signal} (message not kept)"
 
 
 def _ref(skill: IndexedSkill) -> SkillRef:

@@ -29,13 +29,13 @@ FOLDER_MODE = 0o700
 _FULL = {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE"}
 
 
-def _reason(exc: sqlite3.Error, what: str) -> str:
+def _reason(exc: sqlite3.Error, what: str, hint: str = "") -> str:
     if getattr(exc, "sqlite_errorname", "") in _FULL or "full" in str(exc):
         return (
             f"cannot write the {what}: the disk is full or the file too large ({exc}); free some "
             "space (or point SKILLPILOT_HOME at a roomier disk) and run again: nothing was changed"
         )
-    return f"{what} error ({exc})"
+    return f"{what} error ({exc}){hint}"
 
 
 class _Cursor(sqlite3.Cursor):
@@ -44,7 +44,8 @@ class _Cursor(sqlite3.Cursor):
     connection: _Connection
 
     def _failed(self, exc: sqlite3.Error) -> StoreError:
-        return StoreError(self.connection.path, _reason(exc, self.connection.what))
+        db = self.connection
+        return StoreError(db.path, _reason(exc, db.what, db.hint))
 
     def __next__(self) -> Any:
         try:
@@ -70,6 +71,7 @@ class _Connection(sqlite3.Connection):
 
     path: Path = Path()
     what: str = "database"
+    hint: str = ""
 
     def cursor(self, factory: Any = _Cursor) -> Any:
         return super().cursor(factory)
@@ -78,14 +80,14 @@ class _Connection(sqlite3.Connection):
         try:
             cursor: _Cursor = self.cursor().execute(sql, parameters)
         except sqlite3.Error as exc:
-            raise StoreError(self.path, _reason(exc, self.what)) from exc
+            raise StoreError(self.path, _reason(exc, self.what, self.hint)) from exc
         return cursor
 
     def executescript(self, script: str, /) -> sqlite3.Cursor:
         try:
             return super().executescript(script)
         except sqlite3.Error as exc:
-            raise StoreError(self.path, _reason(exc, self.what)) from exc
+            raise StoreError(self.path, _reason(exc, self.what, self.hint)) from exc
 
 
 def _create_private(path: Path) -> None:
@@ -110,7 +112,7 @@ def connect(
             path, timeout=30, isolation_level=None, check_same_thread=False, factory=_Connection
         )
         assert isinstance(db, _Connection)
-        db.path, db.what = path, what
+        db.path, db.what, db.hint = path, what, hint
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={synchronous}")
         db.executescript(schema)

@@ -68,9 +68,7 @@ def action_for(
         ]
         if why:
             lines.append(f"Why: {why}")
-        return AdapterAction(
-            "route", skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,)
-        )
+        return AdapterAction("route", skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,))
     runners_up = [a for a in result.alternatives if a.score >= soft_threshold][: MAX_SOFT_CANDIDATES - 1]
     lines = [
         f"SkillPilot: the skill {name} may fit this prompt (confidence {result.confidence:.2f}).",
@@ -97,9 +95,7 @@ def footer_for(result: RouteResult, show_routing_info: bool, show_conflict_info:
         return ""
     lines: list[str] = []
     if show_conflict_info and result.conflict_resolved and result.conflict_alternatives:
-        lines.append(
-            f"_SkillPilot: chose `{result.skill.name}` over [{', '.join(result.conflict_alternatives)}]_"
-        )
+        lines.append(f"_SkillPilot: chose `{result.skill.name}` over [{', '.join(result.conflict_alternatives)}]_")
     if show_routing_info:
         lines.append(f"_via {result.skill.name} · {result.latency_ms:.0f}ms_")
     return "\n".join(lines)

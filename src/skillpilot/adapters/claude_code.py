@@ -1,87 +1,339 @@
-"""Claude Code's ``UserPromptSubmit`` hook (``skillpilot hook claude-code``).
+"""Claude Code's hooks, answered inside the resident service (``POST /hook/claude-code``).
 
-Input: the hook's JSON on stdin (``{"prompt", "session_id", "cwd", "hook_event_name", ...}``).
-Output on stdout: for a hard or soft decision
-``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "..."}}``,
-whose context tells the model which skill to invoke with its Skill tool (hard) or which
-skills to consider (soft); for a pass-through, nothing.
+Input: the JSON Claude Code gives a hook (``hook_event_name``, ``session_id``, ``cwd`` ...), as
+forwarded by the hook process (:mod:`skillpilot.adapters.hook_client`). Output: the object the
+hook prints, or None to print nothing.
 
-The route comes from the resident service when ``$SKILLPILOT_HOME/serve.json`` points at one
-that answers within ``SERVICE_TIMEOUT`` seconds, else from a ``SkillPilot`` built in-process.
+    SessionStart              index the session's project and plugin skills (in the background)
+    UserPromptSubmit          route over the skills Claude Code offers in that session; a hard or
+                              soft decision becomes ``hookSpecificOutput.additionalContext``
+                              (:func:`hook_context`), a pass-through prints nothing
+    PostToolUse (tool Skill)  the skill the model invoked, tied to the session's last routed
+                              prompt: an implicit confirm or correction (:func:`implicit_signal`)
+    Stop                      the same, read from the turn's transcript (for Claude Code versions
+                              whose Skill tool fires no PostToolUse); whichever comes first counts
 
-Guarantees: :func:`run_hook` never raises and writes nothing to stdout but that JSON, so the
-prompt is never blocked or polluted: any error is one line on stderr and the prompt goes on
-as if SkillPilot were not installed (fail open).
+Which skills Claude Code offers (:func:`offered_roots`): the user's ``~/.claude/skills``, the
+project's ``<cwd>/.claude/skills``, and the ``skills/`` of every enabled plugin, found from Claude
+Code's own records (``~/.claude/plugins/installed_plugins.json`` and ``enabledPlugins`` in the
+user's and the project's settings). A plugin's skills are invoked as ``plugin-name:skill``, and
+that is the name the context gives them; skills of other roots in the index (OpenClaw's) are not
+offered. A root seen for the first time is indexed then, and re-indexed when its SKILL.md files
+change.
+
+Guarantees: every skill the context names is one of the offered skills, under the name Claude
+Code's Skill tool accepts; one implicit signal at most per routed prompt, none after a hard route
+(the model obeyed, it did not choose); with ``log.queries: off`` no prompt is kept, so nothing is
+learned implicitly. Prompts are kept in memory only (the last one per session).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import sys
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any
 
-from ..config import Settings, load_settings
-from ..model import RouteResult
+from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
-from ..serve import read_serve_file
-from ..serve.client import route_via_service
 from . import action_for
 
 log = logging.getLogger(__name__)
 
 EVENT = "UserPromptSubmit"
-# Well under Claude Code's hook timeout, and far above the service's milliseconds: a service
-# that takes longer is stuck, and routing in-process is the faster way out.
-SERVICE_TIMEOUT = 2.0
 SKILL_TOOL = "your Skill tool"
+# Sessions whose last routed prompt is remembered (for the PostToolUse signal); the oldest go first.
+MAX_SESSIONS = 256
+# How often a root's SKILL.md files are checked for changes: walking a big user folder on every
+# prompt would cost milliseconds the watcher already spends.
+RECHECK_SECONDS = 2.0
 
 
-def hook_output(payload: str, home: Path | None = None) -> str | None:
-    """The JSON line to print for one hook payload, or None to print nothing. May raise."""
-    data = json.loads(payload)
-    prompt = data.get("prompt") if isinstance(data, dict) else None
-    if not isinstance(prompt, str):
-        raise ValueError(f"expected the {EVENT} JSON with a string 'prompt', got {payload[:80]!r}")
-    if not prompt.strip():
+@dataclass(frozen=True)
+class SkillRoot:
+    """A folder of skills Claude Code offers; ``namespace`` prefixes its skills' names (plugins)."""
+
+    path: str
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class RoutedPrompt:
+    """What a session's last prompt was routed to: the ids of the skills it named, best first."""
+
+    session: str
+    prompt_id: int
+    query: str
+    decision: str
+    named: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ImplicitSignal:
+    """A ``SkillPilot.feedback`` call the model's own choice justifies."""
+
+    kind: str
+    skill: str | None = None
+    wrong: str | None = None
+    right: str | None = None
+
+
+def claude_home() -> Path:
+    """Claude Code's configuration folder: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude").expanduser()
+
+
+def offered_roots(cwd: Path | None, home: Path | None = None) -> list[SkillRoot]:
+    """The skill folders Claude Code offers a session started in ``cwd`` (those that exist)."""
+    home = home or claude_home()
+    roots = [SkillRoot(str(home / "skills"))]
+    if cwd is not None:
+        roots.append(SkillRoot(str(cwd / ".claude" / "skills")))
+    roots.extend(plugin_roots(cwd, home))
+    return [r for r in roots if os.path.isdir(r.path)]
+
+
+def plugin_roots(cwd: Path | None, home: Path) -> list[SkillRoot]:
+    """The skill folders of the plugins enabled for ``cwd``, each under its plugin's name."""
+    enabled: dict[str, Any] = {}
+    settings = [home / "settings.json"]
+    if cwd is not None:
+        settings += [cwd / ".claude" / "settings.json", cwd / ".claude" / "settings.local.json"]
+    for path in settings:
+        plugins = _json(path).get("enabledPlugins")
+        if isinstance(plugins, dict):
+            enabled.update(plugins)
+    installed = _json(home / "plugins" / "installed_plugins.json").get("plugins")
+    roots: list[SkillRoot] = []
+    for plugin_id, entries in (installed if isinstance(installed, dict) else {}).items():
+        if enabled.get(plugin_id) is not True:
+            continue
+        for entry in entries if isinstance(entries, list) else [entries]:
+            if not isinstance(entry, dict) or not isinstance(entry.get("installPath"), str):
+                continue
+            project = entry.get("projectPath")
+            if entry.get("scope") in ("project", "local") and (cwd is None or project != str(cwd)):
+                continue
+            install = Path(entry["installPath"])
+            manifest = _json(install / ".claude-plugin" / "plugin.json")
+            name = manifest.get("name") if isinstance(manifest.get("name"), str) else plugin_id.split("@")[0]
+            declared = manifest.get("skills")
+            folders = ["skills", *([declared] if isinstance(declared, str) else declared or [])]
+            roots.extend(SkillRoot(str((install / f).resolve()), name) for f in folders if isinstance(f, str))
+            break
+    return roots
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def skill_names(skills: Iterable[IndexedSkill], roots: Sequence[SkillRoot]) -> dict[str, str]:
+    """Skill id -> the name Claude Code's Skill tool knows it by, for the skills under ``roots``."""
+    namespace = {os.path.abspath(r.path): r.namespace for r in roots}
+    names: dict[str, str] = {}
+    for indexed in skills:
+        root = os.path.abspath(indexed.skill.root)
+        if root in namespace:
+            prefix = namespace[root]
+            names[indexed.id] = f"{prefix}:{indexed.name}" if prefix else indexed.name
+    return names
+
+
+def hook_context(result: RouteResult, names: Mapping[str, str], soft_threshold: float) -> str | None:
+    """The ``additionalContext`` for ``result`` (None for a pass-through), naming skills as
+    ``names`` says Claude Code's Skill tool knows them. The one place the context is written."""
+    if result.skill is None or result.decision == "passthrough":
         return None
-    settings = load_settings(home)
-    action = action_for(route(settings, prompt), settings.soft_threshold, via=SKILL_TOOL)
-    if action.type == "passthrough":
-        return None
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": action.context}},
-        ensure_ascii=False,
+    named = replace(
+        result,
+        skill=replace(result.skill, name=names.get(result.skill.id, result.skill.name)),
+        alternatives=tuple(replace(a, id=names[a.id]) for a in result.alternatives if a.id in names),
     )
+    return action_for(named, soft_threshold, via=SKILL_TOOL).context
 
 
-def route(settings: Settings, prompt: str) -> RouteResult:
-    """Route ``prompt`` through the resident service if one answers, else in-process."""
-    info = read_serve_file(settings.home)
-    if info is not None:
+def implicit_signal(last: RoutedPrompt | None, invoked: str | None) -> ImplicitSignal | None:
+    """What the model's Skill call says about the last route: the skill it invoked when SkillPilot
+    named a shortlist (soft) or nothing (pass-through). After a hard route it obeyed: no signal."""
+    if last is None or invoked is None or last.decision == "hard":
+        return None
+    if not last.named:
+        return ImplicitSignal("confirm", skill=invoked)
+    if invoked == last.named[0]:
+        return ImplicitSignal("confirm", skill=invoked)
+    return ImplicitSignal("correct", wrong=last.named[0], right=invoked)
+
+
+class ClaudeCodeHooks:
+    """The service's state for Claude Code: roots indexed so far and each session's last route.
+
+    ``pilot`` is the service's warm router; every call on it goes through ``run`` (the service's
+    one-call-at-a-time lock)."""
+
+    def __init__(self, pilot: SkillPilot, run: Any) -> None:
+        self.pilot = pilot
+        self.run = run
+        self._sessions: OrderedDict[str, RoutedPrompt] = OrderedDict()
+        self._prompts = 0
+        self._seen: dict[str, tuple[tuple[str, int], ...]] = {}
+        self._checked: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def answer(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"output": <what the hook prints> | None}`` plus what was done, for one hook event."""
+        event = payload.get("hook_event_name")
+        cwd = Path(payload["cwd"]) if isinstance(payload.get("cwd"), str) else None
+        if event == "SessionStart":
+            roots = offered_roots(cwd)
+            threading.Thread(target=self._index_new, args=(roots,), daemon=True).start()
+            return {"output": None, "roots": [r.path for r in roots]}
+        if event == EVENT:
+            return self._prompt(payload, cwd)
+        if event == "PostToolUse" and payload.get("tool_name") == "Skill":
+            return self._skill_used(payload.get("session_id"), _invoked(payload.get("tool_input")), cwd)
+        if event == "Stop":
+            # Some Claude Code versions fire no PostToolUse for the Skill tool
+            # (anthropics/claude-code#47307); the turn's transcript says which skill the model invoked.
+            transcript = payload.get("transcript_path")
+            invoked = skill_in_transcript(Path(transcript)) if isinstance(transcript, str) else None
+            return self._skill_used(payload.get("session_id"), invoked, cwd)
+        return {"output": None}
+
+    def _prompt(self, payload: Mapping[str, Any], cwd: Path | None) -> dict[str, Any]:
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str):
+            raise ValueError(f"expected the {EVENT} JSON with a string 'prompt'")
+        if not prompt.strip():
+            return {"output": None}
+        roots = offered_roots(cwd)
+        self._index_new(roots)
+        paths = [r.path for r in roots]
+        result: RouteResult = self.run(lambda p: p.route(prompt, surface="hook", roots=paths))
+        names: dict[str, str] = self.run(lambda p: skill_names(p.skills(), roots))
+        context = hook_context(result, names, self.pilot.settings.soft_threshold)
+        named = action_for(result, self.pilot.settings.soft_threshold).candidates if context else ()
+        self._remember(payload.get("session_id"), prompt, result.decision, named)
+        output = {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": context}} if context else None
+        return {"output": output, "result": result.to_dict()}
+
+    def _remember(self, session: Any, prompt: str, decision: str, named: tuple[str, ...]) -> None:
+        if not isinstance(session, str) or self.pilot.settings.log_queries == "off":
+            return
+        with self._lock:
+            self._prompts += 1
+            self._sessions[session] = RoutedPrompt(session, self._prompts, prompt, decision, named)
+            self._sessions.move_to_end(session)
+            while len(self._sessions) > MAX_SESSIONS:
+                self._sessions.popitem(last=False)
+
+    def _skill_used(self, session: Any, invoked_name: Any, cwd: Path | None) -> dict[str, Any]:
+        with self._lock:
+            # The first Skill call after a prompt is the model's answer to it; later ones are not.
+            last = self._sessions.pop(session, None) if isinstance(session, str) else None
+        if last is None or not isinstance(invoked_name, str):
+            return {"output": None, "signal": None}
+        roots = offered_roots(cwd)
+        names: dict[str, str] = self.run(lambda p: skill_names(p.skills(), roots))
+        by_name = {name: skill_id for skill_id, name in names.items()}
+        signal = implicit_signal(last, by_name.get(invoked_name.lstrip("/")))
+        if signal is None:
+            return {"output": None, "signal": None, "prompt_id": last.prompt_id}
+        self.run(
+            lambda p: p.feedback(
+                signal.kind, last.query, skill=signal.skill, wrong=signal.wrong, right=signal.right, implicit=True
+            )
+        )
+        return {"output": None, "signal": signal.__dict__, "prompt_id": last.prompt_id}
+
+    def _index_new(self, roots: Sequence[SkillRoot]) -> None:
+        """Index each root the index does not hold yet (a project's, a plugin's), and any root
+        whose SKILL.md files changed since this service last looked at it."""
+        todo = []
+        known: set[str] | None = None
+        now = time.monotonic()
+        for root in roots:
+            if now - self._checked.get(root.path, -RECHECK_SECONDS) < RECHECK_SECONDS:
+                continue
+            self._checked[root.path] = now
+            signature = _signature(root.path)
+            with self._lock:
+                before = self._seen.get(root.path)
+                self._seen[root.path] = signature
+            if before == signature:
+                continue
+            if before is None:
+                # First sight: a root the index already holds is kept current by the watcher.
+                known = known if known is not None else set(self.run(lambda p: p.store.roots()))
+                if os.path.abspath(root.path) in known:
+                    continue
+            todo.append(root.path)
+        if todo:
+            report = self.run(lambda p: p.index(todo))
+            log.info("indexed %s: %d added, %d updated", ", ".join(todo), report.added, report.updated)
+
+
+def skill_in_transcript(path: Path, tail_bytes: int = 1 << 20) -> str | None:
+    """The first skill the model invoked with the Skill tool after the last prompt the user typed,
+    read from the end of a Claude Code transcript (JSON lines); None if it invoked none."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - tail_bytes))
+            lines = handle.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    invoked: str | None = None
+    for line in lines:
         try:
-            return route_via_service(info, prompt, SERVICE_TIMEOUT, surface="hook")
-        except (OSError, ValueError) as exc:
-            log.info("the service at %s did not answer (%s); routing in-process", info.url, exc)
-    pilot = SkillPilot(settings=settings, surface="hook")
-    try:
-        return pilot.route(prompt)
-    finally:
-        pilot.close()
+            entry = json.loads(line)
+        except ValueError:
+            continue  # the first line of the tail may be cut
+        if not isinstance(entry, dict):
+            continue
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if entry.get("type") == "user" and not entry.get("isMeta") and _typed_by_user(content):
+            invoked = None
+        elif entry.get("type") == "assistant" and invoked is None and isinstance(content, list):
+            for item in content:
+                if isinstance(item, dict) and item.get("type") == "tool_use" and item.get("name") == "Skill":
+                    invoked = _invoked(item.get("input"))
+                    break
+    return invoked
 
 
-def run_hook(stdin: TextIO, stdout: TextIO, home: Path | None = None) -> None:
-    """Read the payload from ``stdin``, write the hook's answer (if any) to ``stdout``. Never raises."""
-    try:
-        # Whatever a library prints while routing goes to stderr: Claude Code would add any
-        # text on stdout to the prompt's context.
-        with contextlib.redirect_stdout(sys.stderr):
-            output = hook_output(stdin.read(), home)
-    except Exception as exc:
-        print(f"skillpilot hook: skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
-        return
-    if output is not None:
-        stdout.write(output + "\n")
-        stdout.flush()
+def _invoked(tool_input: Any) -> str | None:
+    """The skill a Skill tool call names (``skill``; ``command`` in older Claude Code versions)."""
+    name = tool_input.get("skill") or tool_input.get("command") if isinstance(tool_input, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _typed_by_user(content: Any) -> bool:
+    """A user prompt, not a tool result (which the transcript also records as a user message)."""
+    if isinstance(content, str):
+        return True
+    results = (isinstance(item, dict) and item.get("type") == "tool_result" for item in content or ())
+    return isinstance(content, list) and not any(results)
+
+
+def _signature(root: str) -> tuple[tuple[str, int], ...]:
+    """Every SKILL.md under ``root`` with its modification time: changes when a skill does."""
+    found = []
+    for folder, _, files in os.walk(root, followlinks=True):
+        if "SKILL.md" in files:
+            path = os.path.join(folder, "SKILL.md")
+            try:
+                found.append((path, os.stat(path).st_mtime_ns))
+            except OSError:
+                continue
+    return tuple(sorted(found))

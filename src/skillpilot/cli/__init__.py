@@ -383,7 +383,7 @@ def demo(
 
 
 def _register_optional_commands() -> None:
-    from . import authoring, bench_cmd, manage, surfaces
+    from . import authoring, bench_cmd, claude_cmd, manage, surfaces
 
     bench_cmd.register(app)
     from . import market_cmd
@@ -391,6 +391,7 @@ def _register_optional_commands() -> None:
     market_cmd.register(app)
     manage.register(app)
     surfaces.register(app)
+    claude_cmd.register(app)
     authoring.register(app)
     from . import log_cmd, omni_cmd, watch_cmd
 

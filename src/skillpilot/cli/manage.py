@@ -3,7 +3,7 @@
     skillpilot conflicts [--json]                     overlapping skills, with a tip for each group
     skillpilot feedback correct --wrong A --right B --query "..."
     skillpilot feedback confirm|ignore --skill A --query "..."
-    skillpilot feedback stats [--json] | reset --yes
+    skillpilot feedback list [--json] | undo ID [--json] | stats [--json] | reset --yes
     skillpilot config show [--json] | path | init [--force]
 
 Same conventions as the rest of the CLI: results on stdout (JSON with ``--json``), messages on
@@ -22,6 +22,7 @@ import typer
 from rich.table import Table
 
 from ..config import OPTIONS, Settings, config_template, default_home, resolve_settings
+from ..feedback import Signal
 from . import HomeOption, JsonOption, _fail, _pilot, _print_json, _run, err, out
 
 feedback_app = typer.Typer(
@@ -55,10 +56,25 @@ def conflicts(home: HomeOption = None, as_json: JsonOption = False) -> None:
         out.print(f"  Tip: {group.tip}", markup=False, soft_wrap=True)
 
 
-def _record(home: Path | None, as_json: bool, kind: str, query: str, **skills: str | None) -> None:
+def _described(signal: Signal) -> str:
+    about = f"{signal.wrong} -> {signal.skill}" if signal.wrong else signal.skill
+    message = repr(signal.query) if signal.query else "a message not kept (log.queries)"
+    source = " (implicit)" if signal.implicit else ""
+    return f"#{signal.id} {signal.kind}{source}: {about} for {message}"
+
+
+def _record(
+    home: Path | None,
+    as_json: bool,
+    kind: str,
+    query: str,
+    skill: str | None = None,
+    wrong: str | None = None,
+    right: str | None = None,
+) -> None:
     pilot = _run(lambda: _pilot(home))
     try:
-        signal = _run(lambda: pilot.feedback(kind, query, **skills))
+        signal = _run(lambda: pilot.feedback(kind, query, skill=skill, wrong=wrong, right=right))
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     if not pilot.settings.feedback_enabled:
@@ -66,10 +82,7 @@ def _record(home: Path | None, as_json: bool, kind: str, query: str, **skills: s
     if as_json:
         _print_json(asdict(signal))
         return
-    about = f"{signal.wrong} -> {signal.skill}" if signal.wrong else signal.skill
-    out.print(
-        f"recorded #{signal.id} {signal.kind}: {about} for {signal.query!r}", markup=False, soft_wrap=True
-    )
+    out.print(f"recorded {_described(signal)}", markup=False, soft_wrap=True)
     batch = pilot.settings.feedback_batch
     if batch > 1:
         pending = pilot.feedback_store.stats(batch).pending
@@ -109,11 +122,41 @@ def ignore(
     _record(home, as_json, "ignored", query, skill=skill)
 
 
+@feedback_app.command("list")
+def feedback_list(home: HomeOption = None, as_json: JsonOption = False) -> None:
+    """Every recorded signal with its id (for `feedback undo ID`), oldest first."""
+    pilot = _run(lambda: _pilot(home))
+    signals = _run(pilot.feedback_store.signals)
+    if as_json:
+        _print_json({"signals": [asdict(s) for s in signals]})
+        return
+    for signal in signals:
+        out.print(_described(signal), markup=False, soft_wrap=True)
+    if not signals:
+        out.print("no feedback signals", markup=False)
+
+
+@feedback_app.command()
+def undo(
+    signal_id: Annotated[int, typer.Argument(help="The signal's id (`feedback list`).", metavar="ID")],
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Forget one signal; routing stops using it from the next route on."""
+    pilot = _run(lambda: _pilot(home))
+    signal = _run(lambda: pilot.undo_feedback(signal_id))
+    if as_json:
+        _print_json(asdict(signal))
+        return
+    out.print(f"undid {_described(signal)}", markup=False, soft_wrap=True)
+
+
 @feedback_app.command("stats")
 def feedback_stats(home: HomeOption = None, as_json: JsonOption = False) -> None:
     """Signals recorded, how many the model uses, and the learned per-skill weights."""
     pilot = _run(lambda: _pilot(home))
-    stats = _run(lambda: pilot.feedback_store.stats(pilot.settings.feedback_batch))
+    settings = pilot.settings
+    stats = _run(lambda: pilot.feedback_store.stats(settings.feedback_batch, settings.feedback_implicit))
     if as_json:
         _print_json({"enabled": pilot.settings.feedback_enabled, **asdict(stats)})
         return

@@ -2,7 +2,7 @@
 
     skillpilot mcp [--http PORT]                      MCP server on stdio (or streamable HTTP)
     skillpilot serve [--host H] [--port N] [--token]  resident HTTP service, address in serve.json
-    skillpilot hook claude-code                       Claude Code UserPromptSubmit hook (stdin JSON)
+    skillpilot hook claude-code                       Claude Code hooks (stdin JSON), via the service
 
 Each imports its server framework only when it runs, so the CLI starts fast and works
 without the extras; a missing extra is exit 1 with the pip command that installs it. The hook
@@ -104,10 +104,11 @@ def serve(
 
 @hook_app.command("claude-code")
 def claude_code(home: HomeOption = None) -> None:
-    """UserPromptSubmit hook: reads Claude Code's JSON on stdin, prints the skill to use (or nothing)."""
-    from ..adapters.claude_code import run_hook
+    """Claude Code hook (any event): forwards its JSON to the service, prints the answer (or nothing).
+    `skillpilot setup claude-code` installs the faster standard-library form of the same hook."""
+    from ..adapters import hook_client
 
-    run_hook(sys.stdin, sys.stdout, home)
+    hook_client.main(["claude-code", *(["--home", str(home)] if home else [])], sys.stdin.buffer, sys.stdout)
 
 
 def register(app: typer.Typer) -> None:

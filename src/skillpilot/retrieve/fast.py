@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from skillpilot.model import IndexedSkill
-from skillpilot.text import cap_query, has_cjk, tokenize, words
+from skillpilot.text import ANALYSED_CHARS, cap_query, has_cjk, tokenize, words
 
 logger = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ class FastMatcher:
 
     def __init__(self, skills: Sequence[IndexedSkill]) -> None:
         names = [_name_pattern(skill.name) for skill in skills]
-        describers = _describers(names, [skill.skill.description for skill in skills])
+        describers = _describers(names, [skill.skill.description[:ANALYSED_CHARS] for skill in skills])
         generic_at = max(GENERIC_MIN_SKILLS, math.ceil(GENERIC_CATALOG_SHARE * len(skills)))
 
         # Pattern -> each skill's use of it; keying by (skill, kind) drops an author's repeats,

@@ -14,6 +14,8 @@ the bearer token); a missing, unreadable or malformed file reads as "no service"
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import ipaddress
 import json
 import logging
@@ -25,7 +27,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TypeVar
 
+from ..adapters.hook_client import LOCK_FD_ENV, LOCK_FILE
 from ..config import Settings
+from ..errors import ServiceError
 from ..model import IndexReport
 from ..router import SkillPilot
 from ..watch import IndexWatcher
@@ -94,6 +98,36 @@ def remove_serve_file(home: Path, pid: int) -> None:
     info = read_serve_file(home)
     if info is not None and info.pid == pid:
         serve_file(home).unlink(missing_ok=True)
+
+
+def hold_service_lock(home: Path) -> int:
+    """Take ``serve.lock``, the one-service-per-home lock, for as long as the returned descriptor
+    stays open, and write this process's id into it (``skillpilot service stop`` reads it while the
+    service still loads). A service a hook started inherits the lock its starter took
+    (``$SKILLPILOT_SERVE_LOCK_FD``). Raises ``ServiceError`` when another process holds it."""
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / LOCK_FILE
+    inherited = os.environ.pop(LOCK_FD_ENV, "")
+    fd = -1
+    if inherited.isdigit():
+        with contextlib.suppress(OSError):
+            if os.path.samestat(os.fstat(int(inherited)), os.stat(path)):
+                fd = int(inherited)
+    if fd < 0:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        running = read_serve_file(home)
+        where = f" (pid {running.pid}, {running.url})" if running else " (it is still starting)"
+        raise ServiceError(
+            home, f"one already runs{where}: use it, or stop it first with `skillpilot service stop`"
+        ) from None
+    os.set_inheritable(fd, False)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
 
 
 class SharedPilot:

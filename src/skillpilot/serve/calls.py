@@ -3,16 +3,17 @@
     context(pilot, data)             -> omni-retrieval's OmniResult.to_json() for the seed's
                                         camelCase request (query, sessionId, graphSpace, ...)
     lint_report(shared, skill, path) -> {"skills": [SkillLint + failing], "failing", "skipped"}
-    lint_index(settings, progress)   -> the same for the whole index (the service's lint job)
+    lint_index(checker, progress)    -> the same for a whole index (the service's lint job)
     lint_path(settings, path, progress) -> the same for the skills under a path
-    under_roots(folder, roots)       -> the folder, if the service may lint it
 
 Bad arguments raise ``ValueError`` (the surfaces turn it into their own error shape); an unknown
 skill id raises ``SkillNotFoundError``. ``lint_report`` never routes through the serving router
 and holds its lock only to look the skill up: it lints with its own router on its own store
 connection, feedback and preconditions off, as ``skillpilot lint`` does, so linting neither
 learns from nor depends on this machine, and routes go on at their usual speed meanwhile. A
-skill id lints that one skill against the whole index (``lint(only=...)``). A path must be
+skill id lints that one skill against the whole index (``lint(only=...)``), with one checking
+router per service kept between calls (it reloads its catalog when the index changes, so a lint
+pays for the catalog once, not per call; lints of one service run one at a time). A path must be
 inside one of the index's skill roots (a service lints what it serves, not any folder it can
 read; ``skillpilot lint PATH`` lints anything); it is indexed into a scratch home and its skills
 are checked against one another.
@@ -21,8 +22,10 @@ are checked against one another.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
-from dataclasses import asdict
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,29 @@ def lint_settings(settings: Settings) -> Settings:
     return settings.with_overrides(preconditions=False, feedback_enabled=False)
 
 
+@dataclass(frozen=True)
+class _Checker:
+    """A service's lint router (its own store connection) and the lock its lints take turns on."""
+
+    lock: threading.Lock
+    pilot: SkillPilot
+
+
+_CHECKERS: weakref.WeakKeyDictionary[SharedPilot, _Checker] = weakref.WeakKeyDictionary()
+_CHECKERS_LOCK = threading.Lock()
+
+
+def _checker_for(shared: SharedPilot) -> _Checker:
+    with _CHECKERS_LOCK:
+        checker = _CHECKERS.get(shared)
+        if checker is None:
+            store = shared.pilot.store
+            settings = lint_settings(shared.pilot.settings)
+            checker = _Checker(threading.Lock(), SkillPilot(settings=settings, store=_own_connection(store) or store))
+            _CHECKERS[shared] = checker
+        return checker
+
+
 def lint_report(shared: SharedPilot, skill: str | None = None, path: str | None = None) -> dict[str, Any]:
     """Lint one indexed skill (``skill``: an id, key or name) or the skills under ``path``."""
     if (skill is None) == (path is None):
@@ -53,26 +79,16 @@ def lint_report(shared: SharedPilot, skill: str | None = None, path: str | None 
     pilot = shared.pilot
     if skill is not None:
         target = shared(lambda p: p.get(skill))
-        own = _own_connection(pilot.store)
-        checker = SkillPilot(settings=lint_settings(pilot.settings), store=own or pilot.store)
-        try:
-            return _report(lint(checker, only={target.id}), [])
-        finally:
-            # Closing a SkillPilot closes its store: only a connection of its own.
-            if own is not None:
-                checker.close()
-    folder = under_roots(Path(str(path)).expanduser(), shared(lambda p: p.store.roots()))
+        checker = _checker_for(shared)
+        with checker.lock:
+            return _report(lint(checker.pilot, only={target.id}), [])
+    folder = servable_path(Path(str(path)).expanduser(), shared(lambda p: p.store.roots()))
     return lint_path(pilot.settings, folder)
 
 
-def lint_index(settings: Settings, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Lint every skill of the index ``settings`` name, with a router (and store connection) of
-    its own, reporting ``progress(done, total)``."""
-    checker = SkillPilot(settings=lint_settings(settings))
-    try:
-        return _report(lint(checker, progress=progress), [])
-    finally:
-        checker.close()
+def lint_index(checker: SkillPilot, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Lint every skill in ``checker``'s index (a router with :func:`lint_settings`)."""
+    return _report(lint(checker, progress=progress), [])
 
 
 def lint_path(settings: Settings, path: Path, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -96,15 +112,16 @@ def _own_connection(store: SkillStore) -> SkillStore | None:
     return SQLiteStore(store.path) if isinstance(store, SQLiteStore) else None
 
 
-def under_roots(folder: Path, roots: list[str]) -> Path:
-    """``folder`` if it exists inside one of ``roots`` (symlinks resolved), else ``ValueError``."""
+def servable_path(folder: Path, roots: Sequence[str]) -> Path:
+    """``folder`` if it exists inside one of ``roots`` (symlinks resolved), else ``ValueError``
+    saying why: a service lints only the skills it serves (HTTP, MCP, background jobs)."""
     if not folder.exists():
         raise ValueError(f"path {folder} does not exist")
     real = folder.resolve()
     if not any(real.is_relative_to(Path(root).resolve()) for root in roots):
         listed = ", ".join(roots) or "none"
         raise ValueError(
-            f"path {folder} is not inside the index's skill roots ({listed}): the service lints only "
+            f"path {folder} is outside the skill roots ({listed}): the service lints only "
             "the skills it serves; lint other folders with `skillpilot lint PATH`"
         )
     return folder

@@ -33,6 +33,15 @@ def route_via_service(info: ServeInfo, message: str, timeout: float, surface: st
         return route_result_from_dict(json.loads(response.read()))
 
 
+def get_json(info: ServeInfo, path: str, timeout: float) -> Any:
+    """``GET path`` on the service, with its token; the decoded JSON answer."""
+    request = urllib.request.Request(info.url.rstrip("/") + path, method="GET")
+    if info.token:
+        request.add_header("Authorization", f"Bearer {info.token}")
+    with _opener.open(request, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
 def route_result_from_dict(data: Any) -> RouteResult:
     """The ``RouteResult`` that ``RouteResult.to_dict`` (and so ``POST /route``) produced, without
     its trace (hooks never need it). Raises ``ValueError`` when ``data`` is not one."""

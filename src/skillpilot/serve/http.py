@@ -1,13 +1,17 @@
 """The resident HTTP service: one warm ``SkillPilot`` behind a small JSON API (FastAPI + uvicorn).
 
-    POST /route     {"message", "trace"?}                  -> RouteResult
+    POST /route     {"message", "trace"?, "roots"?}        -> RouteResult
     POST /explain   {"message"}                            -> RouteResult with its trace
     POST /action    {"message", "via"?}                    -> {"action": AdapterAction, "result",
                                                                "footer"} for plugins (OpenClaw)
     POST /search    {"query", "top_k"?}                    -> {"query", "results": [SearchHit]}
     GET  /skills/{id}                                      -> the skill (no body if private)
-    POST /feedback  {"kind", "query", "skill" | "wrong" + "right"} -> the recorded signal
+    POST /feedback  {"kind", "query", "skill" | "wrong" + "right", "implicit"?} -> the recorded signal
+    DELETE /feedback/{id}                                  -> the signal, forgotten (undo)
     GET  /stats     GET /conflicts                         -> as ``skillpilot stats|conflicts --json``
+    POST /hook/claude-code  {Claude Code's hook JSON}       -> {"output": what the hook prints | null, ...}
+    GET  /service                                          -> pid, url, uptime, generation, skills,
+                                                              p50 of recent routes (``skillpilot service status``)
     GET  /healthz                                          -> {"status": "ok", "pid"} (no token needed)
     GET  /docs      GET /openapi.json                      -> the OpenAPI description (``/docs``
                                                                works offline: ``serve.apidocs``)
@@ -15,7 +19,7 @@
                                                               (``serve.jobs``)
 
 Guarantees: a request body over ``MAX_BODY_BYTES`` gets 413 before anything parses it; malformed
-JSON or fields get 422; an unknown skill 404; an unknown feedback kind 400; with a token, every
+JSON or fields get 422; an unknown skill or feedback id 404; an unknown feedback kind 400; with a token, every
 data route answers 401 without ``Authorization: Bearer <token>`` or the browser session cookie
 (``serve.browser``: a one-time link or the /login form sets it); any bytes in that header give
 401, never 500; a ``Host`` or ``Origin`` naming another site is refused (421 / 403,
@@ -33,6 +37,8 @@ import os
 import signal
 import socket
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -43,7 +49,7 @@ from ..errors import MissingExtraError
 
 try:
     import uvicorn
-    from fastapi import Depends, FastAPI, Header, Request
+    from fastapi import Body, Depends, FastAPI, Header, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
     from pydantic import BaseModel, ConfigDict, Field
@@ -52,8 +58,9 @@ except ImportError as exc:
     raise MissingExtraError("server", "`skillpilot serve`", exc.name or "fastapi") from exc
 
 from ..adapters import action_for, footer_for
-from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
-from ..model import IndexedSkill
+from ..adapters.claude_code import ClaudeCodeHooks
+from ..errors import ConfigError, FeedbackNotFoundError, SkillNotFoundError, SkillPilotError
+from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
 from . import (
     Refresher,
@@ -63,6 +70,7 @@ from . import (
     browser,
     dashboard,
     extra_routes,
+    hold_service_lock,
     is_loopback,
     jobs,
     package_version,
@@ -83,6 +91,7 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_PORT = 8765
 MAX_TOP_K = 100
+RECENT_ROUTES = 200
 
 
 class _Body(BaseModel):
@@ -95,6 +104,9 @@ class RouteRequest(_Body):
     trace: bool = Field(False, description="Include every stage of the decision.")
     surface: str = Field(
         "http", pattern=r"^[a-z][a-z0-9-]{0,31}$", description="Who asks, for the routing log (e.g. hook)."
+    )
+    roots: list[str] | None = Field(
+        None, description="Route only over skills indexed under these folders (default: every skill)."
     )
 
 
@@ -118,6 +130,9 @@ class FeedbackRequest(_Body):
     skill: str | None = Field(None, description="confirm/ignore: the skill it was routed to.")
     wrong: str | None = Field(None, description="correct: the skill it was routed to.")
     right: str | None = Field(None, description="correct: the skill that was meant.")
+    implicit: bool = Field(
+        False, description="Inferred from what the agent did (hooks), not said by a person: weighs less, fades faster."
+    )
 
 
 class _Unauthorised(Exception):
@@ -176,12 +191,24 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-def create_app(pilot: SkillPilot, token: str | None = None, allowed_hosts: Sequence[str] = ()) -> FastAPI:
+def create_app(
+    pilot: SkillPilot, token: str | None = None, allowed_hosts: Sequence[str] = (), url: str | None = None
+) -> FastAPI:
     """The service's ASGI app around ``pilot`` (which it then owns: one call at a time), answering
-    requests addressed to loopback names and ``allowed_hosts`` only."""
+    requests addressed to loopback names and ``allowed_hosts`` only; ``url`` is where it is
+    served, for ``GET /service``."""
     check_token(token)
     shared = SharedPilot(pilot)
     sessions = browser.BrowserSessions(token) if token is not None else None
+    started = time.time()
+    # The latencies of the service's latest routes, for `skillpilot service status`.
+    recent: deque[float] = deque(maxlen=RECENT_ROUTES)
+
+    def routed(result: RouteResult) -> RouteResult:
+        recent.append(result.latency_ms)
+        return result
+
+    hooks = ClaudeCodeHooks(pilot, shared)
 
     def authorised(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
         if token is None or sessions is None:
@@ -244,7 +271,9 @@ def create_app(pilot: SkillPilot, token: str | None = None, allowed_hosts: Seque
 
     @app.post("/route", dependencies=guarded)
     def route(body: RouteRequest) -> dict[str, Any]:
-        return shared(lambda p: p.route(body.message, trace=body.trace, surface=body.surface)).to_dict()
+        return routed(
+            shared(lambda p: p.route(body.message, trace=body.trace, surface=body.surface, roots=body.roots))
+        ).to_dict()
 
     @app.post("/explain", dependencies=guarded)
     def explain(body: ExplainRequest) -> dict[str, Any]:
@@ -253,12 +282,42 @@ def create_app(pilot: SkillPilot, token: str | None = None, allowed_hosts: Seque
     @app.post("/action", dependencies=guarded)
     def action(body: ActionRequest) -> dict[str, Any]:
         """The shared adapter contract, so that plugins in other languages stay thin."""
-        result = shared(lambda p: p.route(body.message))
+        result = routed(shared(lambda p: p.route(body.message)))
         settings = pilot.settings
         return {
             "action": asdict(action_for(result, settings.soft_threshold, via=body.via)),
             "result": result.to_dict(),
             "footer": footer_for(result, settings.show_routing_info, settings.show_conflict_info),
+        }
+
+    @app.post("/hook/claude-code", dependencies=guarded)
+    def claude_code_hook(payload: Annotated[dict[str, Any], Body()]) -> Any:
+        """What Claude Code's hook prints for this event; the hook process forwards it as is."""
+        try:
+            answer = hooks.answer(payload)
+        except ValueError as exc:
+            return _error(400, "InvalidHookPayload", str(exc))
+        if "result" in answer:
+            recent.append(answer["result"]["latency_ms"])
+        return answer
+
+    @app.get("/service", dependencies=guarded)
+    def service() -> dict[str, Any]:
+        def state(p: SkillPilot) -> tuple[int, int]:
+            return p.store.generation(), len(p.skills())
+
+        generation, skills = shared(state)
+        latencies = sorted(recent)
+        return {
+            "pid": os.getpid(),
+            "url": url,
+            "home": str(pilot.settings.home),
+            "started_at": started,
+            "uptime_s": round(time.time() - started, 1),
+            "generation": generation,
+            "skills": skills,
+            "recent_routes": len(latencies),
+            "route_p50_ms": round(latencies[len(latencies) // 2], 3) if latencies else None,
         }
 
     @app.post("/search", dependencies=guarded)
@@ -275,12 +334,19 @@ def create_app(pilot: SkillPilot, token: str | None = None, allowed_hosts: Seque
         try:
             signal = shared(
                 lambda p: p.feedback(
-                    body.kind, body.query, skill=body.skill, wrong=body.wrong, right=body.right
+                    body.kind, body.query, skill=body.skill, wrong=body.wrong, right=body.right, implicit=body.implicit
                 )
             )
         except ValueError as exc:
             return _error(400, "InvalidFeedback", str(exc))
         return asdict(signal)
+
+    @app.delete("/feedback/{signal_id}", dependencies=guarded)
+    def undo_feedback(signal_id: int) -> Any:
+        try:
+            return asdict(shared(lambda p: p.undo_feedback(signal_id)))
+        except FeedbackNotFoundError as exc:
+            return _error(404, "FeedbackNotFoundError", str(exc))
 
     @app.get("/stats", dependencies=guarded)
     def stats() -> dict[str, Any]:
@@ -358,35 +424,41 @@ def serve(
             f"{host} is reachable from other machines: give a --token "
             "(or SKILLPILOT_SERVE_TOKEN) so that only its holders can use the service",
         )
-    # Load the models and the catalog before advertising: a hook that finds serve.json should
-    # get a warm answer, not wait behind the first model load.
-    pilot.search("warm up")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigError(
-            "--port", f"cannot listen on {host}:{port} ({exc.strerror}); choose another port"
-        ) from exc
-    sock.listen(128)
-    url = "http://{}:{}".format(f"[{host}]" if family == socket.AF_INET6 else host, sock.getsockname()[1])
     home: Path = pilot.settings.home
-    write_serve_file(home, ServeInfo(url=url, pid=os.getpid(), token=token))
-    app = create_app(pilot, token, allowed_hosts=(host, *allowed_hosts))
-    if ready is not None:
-        ready(url)
-    if login is not None and app.state.browser_sessions is not None:
-        login(f"{url}/login?code={app.state.browser_sessions.new_code()}")
-    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    # One service per home, decided before the models load: a second one would overwrite the
+    # first's serve.json and remove it on exit while the first still runs.
+    lock = hold_service_lock(home)
     try:
-        with _sigterm_exits(), Refresher(pilot.settings):
-            uvicorn.Server(config).run(sockets=[sock])
+        # Load the models and the catalog before advertising: a hook that finds serve.json should
+        # get a warm answer, not wait behind the first model load.
+        pilot.search("warm up")
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            sock.close()
+            raise ConfigError(
+                "--port", f"cannot listen on {host}:{port} ({exc.strerror}); choose another port"
+            ) from exc
+        sock.listen(128)
+        url = "http://{}:{}".format(f"[{host}]" if family == socket.AF_INET6 else host, sock.getsockname()[1])
+        write_serve_file(home, ServeInfo(url=url, pid=os.getpid(), token=token))
+        app = create_app(pilot, token, allowed_hosts=(host, *allowed_hosts), url=url)
+        if ready is not None:
+            ready(url)
+        if login is not None and app.state.browser_sessions is not None:
+            login(f"{url}/login?code={app.state.browser_sessions.new_code()}")
+        config = uvicorn.Config(app, log_level="warning", access_log=False)
+        try:
+            with _sigterm_exits(), Refresher(pilot.settings):
+                uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            remove_serve_file(home, os.getpid())
+            sock.close()
     finally:
-        remove_serve_file(home, os.getpid())
-        sock.close()
+        os.close(lock)
 
 
 @contextlib.contextmanager

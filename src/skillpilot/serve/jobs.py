@@ -29,6 +29,8 @@ from fastapi.params import Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..config import Settings
+from ..router import SkillPilot
 from . import SharedPilot, calls
 from .guard import error_response
 
@@ -128,18 +130,18 @@ def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> API
     jobs = Jobs()
 
     def unknown(job_id: str) -> JSONResponse:
-        return error_response(404, "JobNotFound", f"no job {job_id!r}: GET /jobs lists the jobs this service remembers")
+        message = f"no job {job_id!r}: GET /jobs lists the jobs this service remembers"
+        return error_response(404, "JobNotFound", message)
 
     @router.post("/jobs/lint", status_code=202)
     def lint_job(body: LintJobRequest) -> Any:
         settings = shared.pilot.settings
-        if body.path is None:
-            return jobs.start("lint", lambda progress: calls.lint_index(settings, progress)).to_dict()
-        try:
-            folder = calls.under_roots(Path(body.path).expanduser(), shared(lambda p: p.store.roots()))
-        except ValueError as exc:
-            return error_response(400, "InvalidRequest", str(exc))
-        return jobs.start("lint", lambda progress: calls.lint_path(settings, folder, progress)).to_dict()
+        if body.path is not None:
+            try:
+                calls.servable_path(Path(body.path).expanduser(), shared(lambda p: p.store.roots()))
+            except ValueError as exc:
+                return error_response(400, "InvalidRequest", str(exc))
+        return jobs.start("lint", lambda progress: _lint(settings, body.path, progress)).to_dict()
 
     @router.get("/jobs")
     def list_jobs() -> dict[str, Any]:
@@ -159,3 +161,13 @@ def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> API
         return found.to_dict()
 
     return router
+
+
+def _lint(settings: Settings, path: str | None, progress: Progress) -> dict[str, Any]:
+    if path is not None:
+        return calls.lint_path(settings, Path(path), progress)
+    checker = SkillPilot(settings=calls.lint_settings(settings))
+    try:
+        return calls.lint_index(checker, progress)
+    finally:
+        checker.close()

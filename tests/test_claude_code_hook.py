@@ -1,0 +1,366 @@
+"""Claude Code's hooks as settings.json runs them: the standard-library hook process against a real
+service on 127.0.0.1, over the skills Claude Code offers the session."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillpilot import SkillPilot
+from skillpilot.adapters import claude_code_setup, hook_client
+from skillpilot.adapters.claude_code import RECHECK_SECONDS, RoutedPrompt, implicit_signal, offered_roots
+from skillpilot.serve import ServeInfo, write_serve_file
+from skillpilot.serve import service as lifecycle
+from skillpilot.serve.http import create_app
+
+from .conftest import EXAMPLES, write_skill
+from .surfaces_util import indexed, prompt_payload, uvicorn_on_loopback
+
+SESSION = "3f6c2a9e-5a51-4c1e-9d0b-6e2f1c7a8b90"
+
+
+def run_hook(home: Path, payload: str) -> subprocess.CompletedProcess[str]:
+    """The hook exactly as `skillpilot setup claude-code` writes it into settings.json."""
+    return subprocess.run(
+        claude_code_setup.hook_command(home), shell=True, input=payload, capture_output=True, text=True, timeout=30
+    )
+
+
+@contextmanager
+def service(pilot: SkillPilot) -> Iterator[str]:
+    """A real service for ``pilot``'s home on a free loopback port, advertised in serve.json."""
+    with uvicorn_on_loopback(create_app(pilot)) as url:
+        write_serve_file(pilot.settings.home, ServeInfo(url=url, pid=os.getpid()))
+        yield url
+
+
+@pytest.fixture
+def claude_home(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Claude Code's folder whose skills/ are the example skills (the index's root)."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(EXAMPLES))
+    return EXAMPLES
+
+
+def context_of(stdout: str) -> str:
+    assert stdout.count("\n") == 1
+    answer = json.loads(stdout)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    context: str = answer["hookSpecificOutput"]["additionalContext"]
+    return context
+
+
+def tool_payload(skill: str, cwd: Path, session: str = SESSION) -> str:
+    return json.dumps(
+        {
+            "session_id": session,
+            "cwd": str(cwd),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Skill",
+            "tool_input": {"skill": skill},
+            "tool_response": {"success": True},
+        }
+    )
+
+
+def test_the_hook_process_imports_only_the_standard_library(tmp_path: Path) -> None:
+    command = claude_code_setup.hook_command(tmp_path / "home").replace(" -S ", " -S -X importtime ", 1)
+    proc = subprocess.run(command, shell=True, input="{not json", capture_output=True, text=True, timeout=30)
+    assert (proc.returncode, proc.stdout) == (0, "")
+    # `-X importtime` lists every module the process imports, one "import time: ... | name" line each.
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "imported package" not in line
+    }
+    assert {"json", "socket", "fcntl"} <= imported
+    assert imported <= set(sys.stdlib_module_names), imported - set(sys.stdlib_module_names)
+    assert "skipped (JSONDecodeError" in proc.stderr
+
+
+def test_hard_route_names_the_skill_claude_code_offers(tmp_path: Path, claude_home: Path) -> None:
+    pilot = indexed(tmp_path / "home")
+    with service(pilot):
+        proc = run_hook(pilot.settings.home, prompt_payload("commit my changes", tmp_path))
+        assert proc.returncode == 0, proc.stderr
+        assert context_of(proc.stdout).splitlines()[:2] == [
+            "SkillPilot routed this prompt to the skill `git-commit` (confidence 0.95).",
+            "Before anything else, invoke the skill `git-commit` with your Skill tool, then follow its instructions.",
+        ]
+        assert run_hook(pilot.settings.home, prompt_payload("Tell me a joke about penguins", tmp_path)).stdout == ""
+
+
+def test_skills_claude_code_does_not_offer_are_never_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The index holds the example skills, but this Claude Code has no skills/ folder of its own.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    pilot = indexed(tmp_path / "home")
+    with service(pilot):
+        proc = run_hook(pilot.settings.home, prompt_payload("commit my changes", tmp_path))
+    assert (proc.returncode, proc.stdout) == (0, "")
+
+
+def test_project_and_plugin_skills_are_indexed_on_first_sight_and_namespaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude = tmp_path / "claude"
+    plugin = tmp_path / "plugins" / "cache" / "acme-market" / "acme" / "1.0.0"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "acme"}), encoding="utf-8")
+    write_skill(
+        plugin / "skills",
+        "rocket-launch",
+        "name: rocket-launch\ndescription: Launch the model rocket with the countdown checklist. Use to launch "
+        "a rocket.\ntriggers: [launch the rocket]",
+    )
+    (claude / "plugins").mkdir(parents=True)
+    entry = {"scope": "user", "installPath": str(plugin), "version": "1.0.0"}
+    (claude / "plugins" / "installed_plugins.json").write_text(
+        json.dumps({"version": 2, "plugins": {"acme@acme-market": [entry]}}), encoding="utf-8"
+    )
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"acme@acme-market": True}}), "utf-8")
+    project = tmp_path / "project"
+    write_skill(
+        project / ".claude" / "skills",
+        "brew-coffee",
+        "name: brew-coffee\ndescription: Brew pour-over coffee step by step. Use when the user wants coffee "
+        "brewed.\ntriggers: [brew the coffee]",
+    )
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    assert [(r.path, r.namespace) for r in offered_roots(project)] == [
+        (str(project / ".claude" / "skills"), None),
+        (str((plugin / "skills").resolve()), "acme"),
+    ]
+    pilot = indexed(tmp_path / "home")
+    with service(pilot):
+        coffee = run_hook(pilot.settings.home, prompt_payload("please brew the coffee", project))
+        rocket = run_hook(pilot.settings.home, prompt_payload("launch the rocket now", project))
+        # The example skills are in the index but not in this Claude Code's folders.
+        commit = run_hook(pilot.settings.home, prompt_payload("commit my changes", project))
+    assert "invoke the skill `brew-coffee` with your Skill tool" in context_of(coffee.stdout)
+    assert "invoke the skill `acme:rocket-launch` with your Skill tool" in context_of(rocket.stdout)
+    assert commit.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("decision", "named", "invoked", "expected"),
+    [
+        ("hard", ("git-commit",), "changelog-writer", None),
+        ("hard", ("git-commit",), "git-commit", None),
+        ("soft", ("git-commit", "changelog-writer"), "git-commit", ("confirm", "git-commit", None, None)),
+        ("soft", ("git-commit",), "changelog-writer", ("correct", None, "git-commit", "changelog-writer")),
+        ("passthrough", (), "changelog-writer", ("confirm", "changelog-writer", None, None)),
+        ("soft", ("git-commit",), None, None),
+    ],
+)
+def test_implicit_signal_only_where_the_model_chose(
+    decision: str, named: tuple[str, ...], invoked: str | None, expected: tuple[Any, ...] | None
+) -> None:
+    last = RoutedPrompt(SESSION, 1, "write release notes", decision, named)
+    signal = implicit_signal(last, invoked)
+    assert (signal and (signal.kind, signal.skill, signal.wrong, signal.right)) == expected
+    assert implicit_signal(None, "git-commit") is None
+
+
+def test_the_model_choosing_another_skill_is_sent_as_an_implicit_correction(tmp_path: Path, claude_home: Path) -> None:
+    pilot = indexed(tmp_path / "home")
+    sent: list[tuple[Any, ...]] = []
+    recorded = pilot.feedback
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        sent.append((args, kwargs))
+        if "implicit" in inspect.signature(recorded).parameters:
+            return recorded(*args, **kwargs)
+        return None
+
+    pilot.feedback = spy  # type: ignore[method-assign]
+    with service(pilot):
+        soft = run_hook(pilot.settings.home, prompt_payload("write release notes for this version", tmp_path))
+        assert context_of(soft.stdout).startswith("SkillPilot: the skill `git-commit` may fit this prompt")
+        used = run_hook(pilot.settings.home, tool_payload("changelog-writer", tmp_path))
+        # One signal per routed prompt: a second Skill call in the same turn is not the answer to it.
+        again = run_hook(pilot.settings.home, tool_payload("meeting-notes", tmp_path))
+        hard = run_hook(pilot.settings.home, prompt_payload("commit my changes", tmp_path))
+        obeyed = run_hook(pilot.settings.home, tool_payload("changelog-writer", tmp_path))
+    for proc in (used, again, hard, obeyed):
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert used.stdout == again.stdout == obeyed.stdout == ""
+    assert sent == [
+        (
+            ("correct", "write release notes for this version"),
+            {"skill": None, "wrong": "git-commit", "right": "changelog-writer", "implicit": True},
+        )
+    ]
+
+
+def transcript_line(kind: str, content: object, **extra: object) -> str:
+    """One line of a Claude Code transcript (the JSON lines file a hook gets as transcript_path)."""
+    return json.dumps({"type": kind, "message": {"role": kind, "content": content}, **extra})
+
+
+def test_the_stop_hook_reads_the_skill_from_the_transcript(tmp_path: Path, claude_home: Path) -> None:
+    transcript = tmp_path / "transcript.jsonl"
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Skill", "input": {"skill": "changelog-writer"}}
+    transcript.write_text(
+        "\n".join(
+            [
+                transcript_line("user", "commit my changes"),
+                transcript_line(
+                    "assistant",
+                    [{"type": "tool_use", "id": "toolu_0", "name": "Skill", "input": {"skill": "git-commit"}}],
+                ),
+                transcript_line("user", "write release notes for this version"),
+                transcript_line("assistant", [{"type": "text", "text": "I'll use the changelog skill."}, use]),
+                transcript_line("user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Launching"}]),
+                transcript_line("user", [{"type": "text", "text": "# Changelog writer ..."}], isMeta=True),
+                transcript_line(
+                    "assistant",
+                    [{"type": "tool_use", "id": "toolu_2", "name": "Skill", "input": {"skill": "meeting-notes"}}],
+                ),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    pilot = indexed(tmp_path / "home")
+    sent: list[Any] = []
+    pilot.feedback = lambda *a, **k: sent.append((a, k))  # type: ignore[method-assign]
+    stop = json.dumps(
+        {"session_id": SESSION, "cwd": str(tmp_path), "hook_event_name": "Stop", "transcript_path": str(transcript)}
+    )
+    with service(pilot):
+        run_hook(pilot.settings.home, prompt_payload("write release notes for this version", tmp_path))
+        ended = run_hook(pilot.settings.home, stop)
+        # PostToolUse fired as well (newer Claude Code): the prompt's one signal is already taken.
+        run_hook(pilot.settings.home, tool_payload("changelog-writer", tmp_path))
+    assert (ended.returncode, ended.stdout, ended.stderr) == (0, "", "")
+    assert sent == [
+        (
+            ("correct", "write release notes for this version"),
+            {"skill": None, "wrong": "git-commit", "right": "changelog-writer", "implicit": True},
+        )
+    ]
+
+
+def test_with_log_queries_off_no_prompt_is_kept_and_nothing_is_learned(tmp_path: Path, claude_home: Path) -> None:
+    pilot = indexed(tmp_path / "home", log_queries="off")
+    sent: list[Any] = []
+    pilot.feedback = lambda *a, **k: sent.append((a, k))  # type: ignore[method-assign]
+    with service(pilot):
+        run_hook(pilot.settings.home, prompt_payload("write release notes for this version", tmp_path))
+        run_hook(pilot.settings.home, tool_payload("changelog-writer", tmp_path))
+    assert sent == []
+
+
+@pytest.mark.parametrize(
+    "payload",
+    ["{not json", json.dumps({"session_id": "s"}), json.dumps(["prompt"]), json.dumps({"hook_event_name": 3})],
+)
+def test_bad_input_fails_open(tmp_path: Path, payload: str) -> None:
+    proc = run_hook(tmp_path / "home", payload)
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert proc.stderr.startswith("skillpilot hook: skipped (")
+
+
+def test_a_service_that_errors_fails_open(tmp_path: Path, claude_home: Path) -> None:
+    pilot = indexed(tmp_path / "home")
+    with service(pilot):
+        proc = run_hook(pilot.settings.home, json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": 7}))
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert "skipped (OSError: the service answered 'HTTP/1.1 400 Bad Request')" in proc.stderr
+
+
+def test_session_start_starts_the_service_detached_and_prompts_never_wait(tmp_path: Path, claude_home: Path) -> None:
+    home = tmp_path / "home"
+    indexed(home).close()
+    # Keyword matching only: the started service needs no models, so the test is quick.
+    (home / "config.yaml").write_text("router:\n  enableSemantic: false\n", encoding="utf-8")
+    session = json.dumps({"session_id": SESSION, "cwd": str(tmp_path), "hook_event_name": "SessionStart"})
+    # run_hook reads the hook's stdout and stderr to their end: a service that kept them open
+    # would make it wait until the service exits.
+    started = run_hook(home, session)
+    prompt = run_hook(home, prompt_payload("commit my changes", tmp_path))
+    try:
+        assert (started.returncode, started.stdout, started.stderr) == (0, "", "")
+        # The prompt found the service starting (it holds serve.lock): no second start, no wait.
+        assert (prompt.returncode, prompt.stdout, prompt.stderr) == (0, "", "")
+        pid = lifecycle.lock_holder(home)
+        assert pid
+        current, again = lifecycle.start(home)
+        assert (again, current.running, current.pid) == (False, True, pid)
+        assert "git-commit" in context_of(run_hook(home, prompt_payload("commit my changes", tmp_path)).stdout)
+    finally:
+        lifecycle.stop(home)
+    assert not (home / "serve.json").exists()
+
+
+def test_a_prompt_without_a_service_starts_one_and_goes_on_unrouted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("router:\n  enableSemantic: false\n", encoding="utf-8")
+    try:
+        proc = run_hook(home, prompt_payload("commit my changes", tmp_path))
+        assert (proc.returncode, proc.stdout) == (0, "")
+        assert proc.stderr == "skillpilot hook: starting the service; this prompt goes on unrouted\n"
+        assert lifecycle.lock_holder(home)
+    finally:
+        lifecycle.stop(home)
+
+
+def test_hook_client_main_is_the_cli_hook(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "skillpilot", "hook", "claude-code", "--home", str(tmp_path)],
+        input="{not json",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert proc.stderr.startswith("skillpilot hook: skipped (JSONDecodeError")
+    assert hook_client.HOSTS == ("claude-code",)
+
+
+def test_the_implicit_correction_is_stored_and_one_never_makes_a_hard_route(tmp_path: Path, claude_home: Path) -> None:
+    pilot = indexed(tmp_path / "home")
+    prompt = "write release notes for this version"
+    with service(pilot):
+        run_hook(pilot.settings.home, prompt_payload(prompt, tmp_path))
+        run_hook(pilot.settings.home, tool_payload("changelog-writer", tmp_path))
+        again = run_hook(pilot.settings.home, prompt_payload(prompt, tmp_path))
+    (signal,) = pilot.feedback_store.signals()
+    assert (signal.kind, signal.skill, signal.wrong, signal.implicit) == (
+        "corrected",
+        "changelog-writer",
+        "git-commit",
+        True,
+    )
+    # The model's choice now leads, and one implicit signal is not enough for a hard route.
+    first_line = context_of(again.stdout).splitlines()[0]
+    assert first_line == "SkillPilot: the skill `changelog-writer` may fit this prompt (confidence 0.45)."
+
+
+def test_an_edited_project_skill_is_indexed_again(tmp_path: Path, claude_home: Path) -> None:
+    project = tmp_path / "project"
+    skills = project / ".claude" / "skills"
+    write_skill(skills, "office-chores", "name: office-chores\ndescription: Brew pour-over coffee for the office.")
+    pilot = indexed(tmp_path / "home")
+    hard = "Before anything else, invoke the skill `office-chores`"
+    with service(pilot):
+        before = run_hook(pilot.settings.home, prompt_payload("water the plants", project))
+        write_skill(
+            skills,
+            "office-chores",
+            "name: office-chores\ndescription: Water the office plants on Mondays.\ntriggers: [water the plants]",
+        )
+        time.sleep(RECHECK_SECONDS + 0.1)
+        after = run_hook(pilot.settings.home, prompt_payload("water the plants", project))
+    assert hard not in before.stdout
+    assert hard in context_of(after.stdout)

@@ -1,0 +1,147 @@
+"""`skillpilot setup claude-code` and `skillpilot doctor` on real settings files."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillpilot.adapters import claude_code_setup
+
+from .conftest import EXAMPLES
+from .surfaces_util import cli, indexed
+
+USER_SETTINGS = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git status)"]},
+    "enabledPlugins": {"acme@market": True},
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "~/bin/remind-me", "timeout": 5}]}],
+        "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "prettier --write"}]}],
+    },
+}
+
+
+@pytest.fixture
+def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "claude"
+    folder.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(folder))
+    return folder
+
+
+def ours(home: Path) -> dict[str, list[object]]:
+    command = claude_code_setup.hook_command(home)
+    entry = {"type": "command", "command": command, "timeout": 10}
+    return {
+        "SessionStart": [{"hooks": [entry]}],
+        "UserPromptSubmit": [{"hooks": [entry]}],
+        "PostToolUse": [{"matcher": "Skill", "hooks": [entry]}],
+        "Stop": [{"hooks": [entry]}],
+    }
+
+
+def test_setup_merges_keeps_the_rest_is_idempotent_and_uninstalls_only_its_own(claude: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    settings = claude / "settings.json"
+    original = json.dumps(USER_SETTINGS, indent=4)
+    settings.write_text(original, encoding="utf-8")
+
+    proc = cli("setup", "claude-code", "--json", home=home, CLAUDE_CONFIG_DIR=str(claude))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert (report["settings"], report["changed"], report["backup"]) == (str(settings), True, f"{settings}.bak")
+    assert Path(report["backup"]).read_text(encoding="utf-8") == original
+    merged = json.loads(settings.read_text(encoding="utf-8"))
+    mine = ours(home)
+    assert merged == {
+        **USER_SETTINGS,
+        "hooks": {
+            "UserPromptSubmit": USER_SETTINGS["hooks"]["UserPromptSubmit"] + mine["UserPromptSubmit"],  # type: ignore[index]
+            "PostToolUse": USER_SETTINGS["hooks"]["PostToolUse"] + mine["PostToolUse"],  # type: ignore[index]
+            "SessionStart": mine["SessionStart"],
+            "Stop": mine["Stop"],
+        },
+    }
+    words = shlex.split(report["command"])
+    assert words[:3] == [sys.executable, "-S", "-P"] and Path(words[3]).is_file()
+    assert words[4:] == ["claude-code", "--home", str(home.absolute())]
+
+    again = json.loads(cli("setup", "claude-code", "--json", home=home, CLAUDE_CONFIG_DIR=str(claude)).stdout)
+    assert again["changed"] is False
+    assert json.loads(settings.read_text(encoding="utf-8")) == merged
+
+    removed = cli("setup", "claude-code", "--uninstall", "--json", home=home, CLAUDE_CONFIG_DIR=str(claude))
+    assert json.loads(removed.stdout)["changed"] is True
+    assert json.loads(settings.read_text(encoding="utf-8")) == USER_SETTINGS
+
+
+def test_setup_into_a_project_creates_its_settings(tmp_path: Path, claude: Path) -> None:
+    project = tmp_path / "project"
+    report = claude_code_setup.install(claude_code_setup.settings_path(project), tmp_path / "home")
+    path = project / ".claude" / "settings.json"
+    assert (report.settings, report.changed, report.backup) == (str(path), True, None)
+    assert set(json.loads(path.read_text(encoding="utf-8"))["hooks"]) == {
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "Stop",
+    }
+    assert not (claude / "settings.json").exists()
+    assert claude_code_setup.uninstall(path).changed and json.loads(path.read_text(encoding="utf-8")) == {}
+
+
+def test_setup_replaces_the_old_slow_hook(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    old = {"type": "command", "command": "/usr/local/bin/skillpilot hook claude-code"}
+    path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [old]}]}}), encoding="utf-8")
+    claude_code_setup.install(path, tmp_path / "home")
+    commands = claude_code_setup.installed_commands(path)
+    assert commands["UserPromptSubmit"] == [claude_code_setup.hook_command(tmp_path / "home")]
+
+
+def test_setup_refuses_a_settings_file_that_is_not_json(tmp_path: Path, claude: Path) -> None:
+    (claude / "settings.json").write_text("{oops", encoding="utf-8")
+    proc = cli("setup", "claude-code", home=tmp_path / "home", CLAUDE_CONFIG_DIR=str(claude))
+    assert proc.returncode == 1
+    assert f"{claude / 'settings.json'} is not valid JSON" in proc.stderr
+    assert (claude / "settings.json").read_text(encoding="utf-8") == "{oops"
+
+
+def test_doctor_reports_what_claude_code_gets(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    indexed(home).close()
+    # Claude Code's folder is examples/: its skills/ are the indexed example skills.
+    settings = tmp_path / "project" / ".claude" / "settings.json"
+    claude_code_setup.install(settings, home)
+    proc = cli("doctor", "--json", "--project", str(tmp_path / "project"), home=home, CLAUDE_CONFIG_DIR=str(EXAMPLES))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["index"] == {"path": str(home / "index.sqlite"), "present": True, "skills": 16}
+    assert report["service"]["running"] is False
+    assert report["hooks"]["project"] == {
+        "settings": str(settings),
+        "events": ["PostToolUse", "SessionStart", "Stop", "UserPromptSubmit"],
+        "missing": [],
+        "problems": [],
+    }
+    assert report["hooks"]["user"]["missing"] == ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"]
+    assert report["offered"]["roots"] == [str(EXAMPLES / "skills")]
+    assert "git-commit" in report["offered"]["skills"] and len(report["offered"]["skills"]) == 16
+    assert report["ok"] is False  # no service runs
+    human = cli("doctor", "--project", str(tmp_path / "project"), home=home, CLAUDE_CONFIG_DIR=str(EXAMPLES))
+    assert "FIX  no service runs: `skillpilot service start`" in human.stdout
+    assert "ok   Claude Code is offered 16 indexed skills: " in human.stdout
+
+
+def test_doctor_names_a_hook_whose_interpreter_is_gone(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    gone = claude_code_setup.hook_command(tmp_path / "home", python=str(tmp_path / "venv" / "bin" / "python"))
+    path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"command": gone}]}]}}), encoding="utf-8")
+    (command,) = claude_code_setup.installed_commands(path)["UserPromptSubmit"]
+    assert claude_code_setup.command_problem(command) == (
+        f"the interpreter {tmp_path / 'venv' / 'bin' / 'python'} does not exist or is not executable"
+    )
