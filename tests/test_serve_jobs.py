@@ -74,7 +74,7 @@ def test_routes_do_not_wait_behind_a_running_lint_job(pilot: SkillPilot) -> None
 def test_a_job_can_be_stopped_and_paths_stay_inside_the_skill_roots(pilot: SkillPilot, tmp_path: Path) -> None:
     with uvicorn_on_loopback(create_app(pilot)) as url:
         status, refused = post(url, "/jobs/lint", {"path": str(tmp_path)})
-        assert status == 400 and "not inside the index's skill roots" in refused["error"]["message"]
+        assert status == 400 and "outside the skill roots" in refused["error"]["message"]
         assert request(url, "GET", "/jobs/lint-99")[0] == 404
         whole = post(url, "/jobs/lint", {})[1]
         assert request(url, "DELETE", f"/jobs/{whole['id']}")[0] == 200
