@@ -8,8 +8,9 @@ catalog file giving each skill its ``domain`` from ``index.json`` as its categor
 - search (``Market.search``, top 5) on the 160 queries of ``queries/real-dev.jsonl``: hit@1 and
   hit@5 over the 139 in-scope queries, and how many of the 21 out-of-scope ones get no result;
 - related (``Market.related``, top 3) for every skill, judged against ``skills/overlaps.json``
-  (a card is good when it shares a hand-made overlap cluster with the page's skill): precision,
-  cards per page, and pages with at least one good card. The clusters are not exhaustive, so
+  (a card is good when it shares a hand-made overlap cluster with the page's skill, or the two
+  are expected together for one development query: the same task): precision, cards per page,
+  and pages with at least one good card. The clusters are not exhaustive, so
   precision is a lower bound. Baselines: the seed's category recommender (same first category,
   first three others) and plain cosine top 3 of the public vectors.
 """
@@ -60,6 +61,9 @@ def main() -> None:
             mates.setdefault(member, set()).update(set(cluster["members"]) - {member})
     lines = (BENCH / "queries" / "real-dev.jsonl").read_text(encoding="utf-8").splitlines()
     queries = [json.loads(line) for line in lines if line.strip()]
+    for query in (q for q in queries if len(q["expected"]) > 1):
+        for member in query["expected"]:
+            mates.setdefault(member, set()).update(set(query["expected"]) - {member})
     with tempfile.TemporaryDirectory() as home:
         catalog = Path(home) / "market.yaml"
         catalog.write_text(yaml.safe_dump({"skills": {k: {"categories": [v]} for k, v in domain.items()}}))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -11,6 +15,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 BENCH = REPO.parent / "shared" / "bench"
+
+
+# Tests needing a real browser, openclaw, Claude Code, PostgreSQL replicas or fuzzing time are slow
+# too, so `-m "not slow"` leaves all of them out (pyproject.toml lists the markers).
+IMPLY_SLOW = ("browser", "openclaw", "claude_code", "real_cli", "postgres_replicas", "fuzz")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(name) for name in IMPLY_SLOW):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -41,3 +56,24 @@ def require_corpus() -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def write_encoder_plugin(site: Path, distribution: str, entry_points: dict[str, str]) -> None:
+    """Install a distribution into the folder ``site`` the way pip would leave it (a dist-info with
+    its metadata), declaring ``entry_points`` (spec -> "module:factory") in ``skillpilot.encoders``."""
+    info = site / f"{distribution.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n", encoding="utf-8")
+    lines = [f"{spec} = {target}" for spec, target in entry_points.items()]
+    (info / "entry_points.txt").write_text("[skillpilot.encoders]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _install_fake_encoder() -> None:
+    # The fake encoder (tests/fake_encoder.py) reaches tests as an installed plugin would.
+    site = Path(tempfile.mkdtemp(prefix="skillpilot-test-plugins-"))
+    atexit.register(shutil.rmtree, site, ignore_errors=True)
+    write_encoder_plugin(site, "skillpilot-test-encoders", {"trigram-test": "tests.fake_encoder:build"})
+    sys.path.append(str(site))
+
+
+_install_fake_encoder()

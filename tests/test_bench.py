@@ -1,22 +1,19 @@
 """`skillpilot bench`: a tiny real catalog through BM25 and semantic-router, every metric re-derived.
 
 The catalog is real SKILL.md folders in tmp_path; semantic-router runs for real on a small
-character-trigram encoder defined here, so the smoke tests need no model (the slow test runs
+character-trigram encoder (``tests/fake_encoder.py``), so the smoke tests need no model (the slow test runs
 the bundled MiniLM through every method, SkillPilot included).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import textwrap
-from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 import typer
 from tokenizers import Tokenizer
@@ -40,6 +37,8 @@ from skillpilot.bench.methods import BM25Method, SemanticRouterMethod
 from skillpilot.bench.runner import run_isolated
 from skillpilot.bench.suites import BenchError, load_queries, shared_suite
 from skillpilot.cli import bench_cmd
+
+from .fake_encoder import TrigramEncoder
 
 SKILLS = {
     "dev/github": "Work with GitHub: open pull requests, file issues and review code in a repository.",
@@ -85,23 +84,6 @@ QUERIES = [
         "lang": "en",
     },
 ]
-
-
-class TrigramEncoder:
-    """Hashed character trigrams, L2-normalised: a real (tiny) encoder with no model file."""
-
-    name = "trigram-test/1"
-    dim = 512
-
-    def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            padded = f"  {text.lower()}  "
-            for i in range(len(padded) - 2):
-                digest = hashlib.blake2b(padded[i : i + 3].encode(), digest_size=4).digest()
-                out[row, int.from_bytes(digest, "little") % self.dim] += 1.0
-            out[row] /= max(float(np.linalg.norm(out[row])), 1e-9)
-        return out
 
 
 @pytest.fixture

@@ -17,12 +17,15 @@ from skillpilot.retrieve import Retriever
 from skillpilot.retrieve.bm25 import DEFAULT_B, DEFAULT_K1, BM25Index, BM25Retriever, skill_terms
 from skillpilot.text import mostly_cjk, tokenize
 
+from .conftest import require_corpus
+
 BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
 CATALOG = BENCH / "skills"
 CONFLICTS = BENCH / "conflicts"
 
 
 def catalog_entries() -> list[dict[str, Any]]:
+    require_corpus()
     entries: list[dict[str, Any]] = json.loads((CATALOG / "index.json").read_text(encoding="utf-8"))
     return entries
 
@@ -62,6 +65,7 @@ def indexed(folder: Path, root: Path, fingerprint: Fingerprint | None = None) ->
 
 
 def conflict_catalog() -> list[IndexedSkill]:
+    require_corpus()
     return [indexed(folder, CONFLICTS) for folder in sorted(CONFLICTS.iterdir()) if folder.is_dir()]
 
 

@@ -1,26 +1,19 @@
-"""The `skillpilot` command as a user runs it: real processes, exit codes, stdout vs stderr."""
+"""The `skillpilot` command as a user runs it (in this process, see ``cli_util``): exit codes,
+stdout vs stderr."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import BENCH, EXAMPLES, write_skill
+from .cli_util import CliOutcome, run_cli
+from .conftest import BENCH, EXAMPLES, require_corpus, write_skill
 
 
-def run(*args: str, home: Path, semantic: bool = False, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_PRECONDITIONS": "off"}
-    if not semantic:
-        env["SKILLPILOT_ENABLE_SEMANTIC"] = "false"
-    return subprocess.run(
-        [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, input=stdin,
-        timeout=300,
-    )
+def run(*args: str, home: Path) -> CliOutcome:
+    return run_cli(*args, home=home, SKILLPILOT_PRECONDITIONS="off", SKILLPILOT_ENABLE_SEMANTIC="false")
 
 
 @pytest.fixture()
@@ -115,6 +108,7 @@ def test_reindex_picks_up_new_skills(indexed: Path, tmp_path: Path) -> None:
 
 
 def test_index_real_corpus(isolated_home: Path) -> None:
+    require_corpus()
     proc = run("index", str(BENCH / "skills"), "--json", home=isolated_home)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
@@ -123,10 +117,7 @@ def test_index_real_corpus(isolated_home: Path) -> None:
 
 
 def test_demo_runs_from_the_repository(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "skillpilot", "demo", str(EXAMPLES), "--home", str(tmp_path / "demo"), "--json"],
-        capture_output=True, text=True, timeout=300,
-    )
+    proc = run_cli("demo", str(EXAMPLES), "--home", str(tmp_path / "demo"), "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["index"]["total"] == 16

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from dataclasses import fields
 from pathlib import Path
@@ -16,6 +13,7 @@ import yaml
 from skillpilot import ConfigError, Settings, SkillPilot, load_settings
 from skillpilot.config import OPTIONS, config_template, resolve_settings
 
+from .cli_util import CliOutcome, run_cli
 from .conftest import EXAMPLES
 
 
@@ -124,8 +122,9 @@ def test_arguments_beat_env_beat_file(isolated_home: Path, monkeypatch: pytest.M
         ),
         (
             "embed:\n  provider: bert\n",
+            # trigram-test: the test session's installed encoder plugin (tests/conftest.py).
             "config 'embed.provider' (in {path}): 'bert' must be one of minilm, "
-            "use-multilingual, openai, local-onnx, or a folder",
+            "openai, trigram-test, use-multilingual, local-onnx, or a folder",
         ),
         (
             "platforms:\n  cli:\n    outputFormat: xml\n",
@@ -193,11 +192,8 @@ def test_debug_setting_traces_every_route(tmp_path: Path, isolated_home: Path) -
     assert SkillPilot(home=isolated_home, enable_semantic=False).route("commit my changes").trace is None
 
 
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SKILLPILOT_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, timeout=300
-    )
+def _cli(*args: str, home: Path) -> CliOutcome:
+    return run_cli(*args, home=home)
 
 
 def test_config_commands(isolated_home: Path) -> None:

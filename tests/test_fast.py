@@ -13,6 +13,8 @@ from skillpilot.model import Fingerprint, IndexedSkill, Requirements, RouteHints
 from skillpilot.retrieve.fast import ROUTE_AT_ONCE, FastHit, FastMatcher
 from skillpilot.text import MAX_QUERY_CHARS
 
+from .conftest import require_corpus
+
 BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
 CONFLICTS = BENCH / "conflicts"
 # The conflict catalog's matcher and its skill keys in catalog order.
@@ -52,6 +54,7 @@ def from_skill_md(folder: Path) -> IndexedSkill:
 
 @pytest.fixture(scope="module")
 def conflicts() -> Conflicts:
+    require_corpus()
     catalog = [from_skill_md(folder) for folder in sorted(CONFLICTS.iterdir()) if folder.is_dir()]
     return FastMatcher(catalog), [skill.key for skill in catalog]
 
@@ -110,6 +113,7 @@ def test_name_used_by_other_descriptions_is_generic(conflicts: Conflicts) -> Non
 
 
 def test_generic_names_in_the_real_catalog() -> None:
+    require_corpus()
     entries = json.loads((BENCH / "skills" / "index.json").read_text(encoding="utf-8"))
     catalog = [make(entry["name"], entry["description"]) for entry in entries]
     matcher = FastMatcher(catalog)

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ import pytest
 from skillpilot import SkillNotFoundError, SkillPilot
 from skillpilot.feedback import Signal, skill_weights
 
+from .cli_util import CliOutcome, run_cli
 from .test_conflicts import write_chat_skills
 
 CORRECTED = "tell the #dev channel that the release is out"
@@ -155,11 +153,8 @@ def test_per_skill_weights_follow_the_spec_and_stay_bounded() -> None:
     assert skill_weights([Signal.of("ignore", "q", skill="a")] * 40) == {"a": 0.95}
 
 
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_PRECONDITIONS": "off"}
-    return subprocess.run(
-        [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, timeout=300
-    )
+def _cli(*args: str, home: Path) -> CliOutcome:
+    return run_cli(*args, home=home, SKILLPILOT_PRECONDITIONS="off")
 
 
 def test_feedback_commands(pilot: SkillPilot) -> None:

@@ -2,14 +2,12 @@
 signals, fading, undo, privacy and a broken feedback file, on real skills, a real index and a
 real feedback file (bundled models)."""
 
+# ruff: noqa: F811
 from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +17,9 @@ from skillpilot import SkillPilot
 from skillpilot.errors import FeedbackNotFoundError
 from skillpilot.feedback import DAY_SECONDS, HALF_LIFE_DAYS, IMPLICIT_HALF_LIFE_DAYS
 
-from .test_conflicts import write_chat_skills
+# The chat skills' catalog and a router over it, shared with the other feedback tests: pytest
+# fixtures, which the test parameters of the same names receive (so not redefinitions).
+from .test_feedback import _cli, catalog, pilot  # noqa: F401
 
 # No skill fits a restaurant booking: every one of these passes through before any feedback.
 BOOKING = "book a table for two at an Italian restaurant tonight"
@@ -30,20 +30,6 @@ BOOKING_LIKE = (
 BOOKING_PARAPHRASE = "reserve a dinner table for two tonight"
 # Routed to chat, below the soft threshold.
 RELEASE = "tell the #dev channel that the release is out"
-
-
-@pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("chat-skills")
-    write_chat_skills(root)
-    return root
-
-
-@pytest.fixture()
-def pilot(catalog: Path, isolated_home: Path) -> SkillPilot:
-    pilot = SkillPilot(home=isolated_home, preconditions=False)
-    pilot.index([catalog])
-    return pilot
 
 
 def feedback_factor(reasons: tuple[str, ...]) -> float:
@@ -142,13 +128,6 @@ def test_undo_forgets_one_signal(pilot: SkillPilot) -> None:
     assert [s.id for s in pilot.feedback_store.signals()] == [kept.id]
     with pytest.raises(FeedbackNotFoundError, match=f"no feedback signal #{undone.id}"):
         pilot.undo_feedback(undone.id)
-
-
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_PRECONDITIONS": "off"}
-    return subprocess.run(
-        [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, timeout=300
-    )
 
 
 def test_feedback_list_and_undo_commands(pilot: SkillPilot) -> None:

@@ -13,6 +13,8 @@ from skillpilot.model import Fingerprint, Requirements
 from skillpilot.skills import load_skills, parse_skill_md, parse_tool_catalog
 from skillpilot.text import STOP_WORDS
 
+from .conftest import require_corpus
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO.parent / "shared" / "bench"
 
@@ -172,6 +174,7 @@ def test_met_preconditions_give_nothing(tmp_path: Path) -> None:
 
 
 def test_every_bench_skill_gets_a_fingerprint() -> None:
+    require_corpus()
     result = load_skills([BENCH / "skills"])
     prints = {s.key: fingerprint(s) for s in result.skills}
 

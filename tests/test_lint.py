@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 from skillpilot import SkillPilot
 from skillpilot.lint import Finding, SkillLint, lint
 
+from .cli_util import CliOutcome, run_cli
 from .conftest import EXAMPLES, write_skill
 
 MISSING_ENV = "SKILLPILOT_LINT_TEST_TOKEN"
@@ -143,12 +142,9 @@ def test_example_skills(examples: dict[str, SkillLint]) -> None:
     assert all(f.code != "confusable" for f in examples["csv-analyze"].findings)
 
 
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, home: Path) -> CliOutcome:
     # Keyword-only keeps each process fast; the checks that need meaning are tested above.
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
-    return subprocess.run(
-        [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, timeout=300
-    )
+    return run_cli(*args, home=home, SKILLPILOT_ENABLE_SEMANTIC="false")
 
 
 def test_cli_strict_fails_on_warnings_and_unreadable_files(isolated_home: Path, tmp_path: Path) -> None:

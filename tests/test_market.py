@@ -5,9 +5,6 @@ find_skill, and the CLI."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -19,7 +16,8 @@ from skillpilot import SkillPilot
 from skillpilot.errors import ConfigError, SkillNotFoundError
 from skillpilot.market import Market, SearchFilters, find_skill
 
-from .conftest import BENCH, write_skill
+from .cli_util import CliOutcome, run_cli
+from .conftest import BENCH, require_corpus, write_skill
 
 SECRET = "Zanzibar-7731 quokka nebula"
 LONG_STEPS = " ".join(
@@ -214,6 +212,7 @@ def test_exact_copies_whatever_the_name(tmp_path: Path) -> None:
 
 def test_dedup_on_the_development_corpus(tmp_path: Path) -> None:
     """OVERLAPS.md's drifted copies are found; the three brand-guidelines stay three skills."""
+    require_corpus()
     pilot = SkillPilot(home=tmp_path / "home", enable_semantic=False)
     pilot.index([BENCH / "skills"])
     pairs = {(p.a, p.b): p.kind for c in Market(pilot).dedup() for p in c.pairs}
@@ -293,10 +292,8 @@ def test_catalog_file_errors_name_the_key(market: Market) -> None:
         path.unlink()
 
 
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
-    return subprocess.run([sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+def _cli(*args: str, home: Path) -> CliOutcome:
+    return run_cli(*args, home=home, SKILLPILOT_ENABLE_SEMANTIC="false")
 
 
 def test_cli_market_commands(tmp_path: Path) -> None:

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from .cli_util import CliOutcome, run_cli
 
-def run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
-    return subprocess.run(
-        [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+
+def run(*args: str, home: Path) -> CliOutcome:
+    return run_cli(*args, home=home, SKILLPILOT_ENABLE_SEMANTIC="false")
 
 
 def test_context_with_nothing_configured_exits_0_with_warnings(isolated_home: Path) -> None:

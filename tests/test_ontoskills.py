@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +19,8 @@ from skillpilot.ontoskills.export import export_embeddings
 from skillpilot.ontoskills.reader import read_records
 from skillpilot.ontoskills.writer import validate
 
-from .conftest import BENCH, EXAMPLES, write_skill
+from .cli_util import CliOutcome, run_cli
+from .conftest import BENCH, EXAMPLES, require_corpus, write_skill
 
 pytest.importorskip("rdflib")
 pytest.importorskip("pyshacl")
@@ -45,6 +44,7 @@ OLD_OFFICE = REGISTRY / "compiled-tree" / "01e38e7" / "ontoskills" / "office" / 
 def test_every_copied_module_reads_in_its_namespace(
     module: Path, namespace: str, identifier: str, skill_type: str, intents: int
 ) -> None:
+    require_corpus()
     [record] = read_records(module)
     assert (record.namespace, record.identifier, record.skill_type) == (namespace, identifier, skill_type)
     assert len(record.intents) == intents
@@ -52,6 +52,7 @@ def test_every_copied_module_reads_in_its_namespace(
 
 
 def test_a_module_of_each_generation_reads_fully() -> None:
+    require_corpus()
     [hello] = read_records(HELLO)
     assert hello.iri == "oc:skill_hello"
     assert hello.payload is not None and hello.payload.executor == "shell" and hello.payload.timeout == 5000
@@ -64,6 +65,7 @@ def test_a_module_of_each_generation_reads_fully() -> None:
 
 
 def test_registry_tree_indexes_and_routes_all_three_generations(isolated_home: Path) -> None:
+    require_corpus()
     pilot = SkillPilot(home=isolated_home, enable_semantic=False, preconditions=False)
     report = pilot.index([REGISTRY])
     assert (report.total, report.skipped) == (3, ())
@@ -92,6 +94,7 @@ def test_registry_tree_indexes_and_routes_all_three_generations(isolated_home: P
 
 
 def test_unreadable_modules_are_skipped_with_the_reason(isolated_home: Path, tmp_path: Path) -> None:
+    require_corpus()
     root = tmp_path / "tree"
     (root / "broken").mkdir(parents=True)
     (root / "broken" / "ontoskill.ttl").write_text(
@@ -114,6 +117,7 @@ def test_unreadable_modules_are_skipped_with_the_reason(isolated_home: Path, tmp
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CompileReport]:
     """The example skills, one skill without intents and the copied registry, compiled once."""
+    require_corpus()
     source = tmp_path_factory.mktemp("source")
     shutil.copytree(EXAMPLES / "skills", source / "examples")
     write_skill(source / "examples", "vague", "name: vague\ndescription: Does several different things.")
@@ -203,14 +207,12 @@ def test_exported_embeddings_are_a_working_encoder(tmp_path: Path) -> None:
     assert float(folder.encode_batch(text)[0] @ bundled.encode_batch(text)[0]) > 0.98
 
 
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
-    return subprocess.run(
-        [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+def _cli(*args: str, home: Path) -> CliOutcome:
+    return run_cli(*args, home=home, SKILLPILOT_ENABLE_SEMANTIC="false")
 
 
 def test_cli_compile_json_and_usage_errors(isolated_home: Path, tmp_path: Path) -> None:
+    require_corpus()
     proc = _cli(
         "compile",
         "-i",

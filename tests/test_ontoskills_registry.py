@@ -10,10 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import shutil
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -26,7 +23,8 @@ from skillpilot import SkillPilot
 from skillpilot.errors import RegistryError
 from skillpilot.ontoskills.registry import Registry, install, installed, uninstall
 
-from .conftest import BENCH
+from .cli_util import CliOutcome, run_cli
+from .conftest import BENCH, require_corpus
 
 pytest.importorskip("rdflib")
 
@@ -40,6 +38,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 @pytest.fixture()
 def registry_dir(tmp_path: Path) -> Path:
+    require_corpus()
     root = tmp_path / "registry"
     shutil.copytree(COPIED / "packages", root / "packages")
     shutil.copy(COPIED / "index.json", root / "index.json")
@@ -216,18 +215,10 @@ def test_unknown_and_ambiguous_packages(served: str, registry_dir: Path, isolate
 
 
 def test_cli_install_route_list_uninstall(served: str, isolated_home: Path) -> None:
-    env = {
-        **os.environ,
-        "SKILLPILOT_HOME": str(isolated_home),
-        "SKILLPILOT_ENABLE_SEMANTIC": "false",
-        "SKILLPILOT_PRECONDITIONS": "off",
-        "SKILLPILOT_REGISTRY": served,
-    }
+    env = {"SKILLPILOT_ENABLE_SEMANTIC": "false", "SKILLPILOT_PRECONDITIONS": "off", "SKILLPILOT_REGISTRY": served}
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True, env=env, timeout=120
-        )
+    def cli(*args: str, **changes: str | None) -> CliOutcome:
+        return run_cli(*args, home=isolated_home, **{**env, **changes})
 
     done = cli("install", "mareasw/greeting", "--json")
     assert done.returncode == 0, done.stderr
@@ -244,11 +235,5 @@ def test_cli_install_route_list_uninstall(served: str, isolated_home: Path) -> N
     gone = cli("uninstall", "mareasw/greeting", "--json")
     assert gone.returncode == 0 and json.loads(gone.stdout)["index"]["total"] == 0
     assert cli("uninstall", "mareasw/greeting").returncode == 1
-    no_registry = subprocess.run(
-        [sys.executable, "-m", "skillpilot", "install", "x"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={k: v for k, v in env.items() if k != "SKILLPILOT_REGISTRY"},
-    )
+    no_registry = cli("install", "x", SKILLPILOT_REGISTRY=None)
     assert no_registry.returncode == 1 and "give --registry" in no_registry.stderr

@@ -20,7 +20,7 @@ from skillpilot.ontoskills.shapes import (
     view,
 )
 
-from .conftest import BENCH
+from .conftest import BENCH, require_corpus
 
 pytest.importorskip("rdflib")
 
@@ -50,6 +50,7 @@ oc:kn_child a oc:Procedure, oc:KnowledgeNode ; oc:directiveContent "Read the inv
 
 @pytest.fixture()
 def views(isolated_home: Path, tmp_path: Path) -> list[OntoView]:
+    require_corpus()
     tree = tmp_path / "tree"
     shutil.copytree(REGISTRY / "packages", tree / "packages")
     for name, text in (("base", PARENT), ("child", CHILD)):

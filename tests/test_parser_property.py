@@ -134,6 +134,7 @@ def skill_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.fuzz
 @FAST
 @given(
     frontmatter=st.lists(YAMLISH | st.text(max_size=8), max_size=40).map("".join), body=st.text(max_size=80)
@@ -144,6 +145,7 @@ def test_yamlish_frontmatter(skill_file: tuple[Path, Path], frontmatter: str, bo
     _check(path, root)
 
 
+@pytest.mark.fuzz
 @FAST
 @given(data=st.binary(max_size=300), framed=st.booleans())
 def test_random_bytes(skill_file: tuple[Path, Path], data: bytes, framed: bool) -> None:
@@ -152,6 +154,7 @@ def test_random_bytes(skill_file: tuple[Path, Path], data: bytes, framed: bool) 
     _check(path, root)
 
 
+@pytest.mark.fuzz
 @FAST
 @given(
     mapping=st.dictionaries(KEYS, VALUES, max_size=6),

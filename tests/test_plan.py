@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ from skillpilot import RouteResult, SkillPilot
 from skillpilot.model import Alternative, PlanStep, SkillRef
 from skillpilot.plan import Clause, as_plan, plan_steps, split
 
+from .cli_util import CliOutcome, run_cli
 from .conftest import EXAMPLES
 
 
@@ -148,11 +146,8 @@ def test_plan_in_the_route_json(pilot: SkillPilot) -> None:
 
 
 def test_cli_plan(tmp_path: Path) -> None:
-    env = {**os.environ, "SKILLPILOT_HOME": str(tmp_path / "home"), "SKILLPILOT_PRECONDITIONS": "off"}
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True,
-                              env=env, timeout=300)
+    def run(*args: str) -> CliOutcome:
+        return run_cli(*args, home=tmp_path / "home", SKILLPILOT_PRECONDITIONS="off")
 
     assert run("index", str(EXAMPLES / "skills")).returncode == 0
     proc = run("plan", "commit my changes and then write the changelog", "--json")

@@ -7,13 +7,12 @@ import re
 
 import typer.main
 
-from skillpilot.cli import _register_optional_commands, app
+from skillpilot.cli import app
 
 from .conftest import REPO
 
 
 def test_every_command_is_in_the_readme() -> None:
-    _register_optional_commands()
     commands = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"`skillpilot ([a-z-]+)", readme))

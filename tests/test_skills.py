@@ -14,6 +14,8 @@ from skillpilot.errors import SkillParseError
 from skillpilot.model import Requirements, RouteHints
 from skillpilot.skills import LoadResult, load_skills, parse_skill_md, parse_tool_catalog
 
+from .conftest import require_corpus
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO.parent / "shared" / "bench"
 
@@ -488,6 +490,7 @@ def test_name_to_description_mapping_is_a_catalog(tmp_path: Path) -> None:
 
 
 def test_metatool_catalog_loads_every_tool() -> None:
+    require_corpus()
     path = BENCH / "metatool" / "dataset" / "plugin_des.json"
     expected = json.loads(path.read_text(encoding="utf-8"))
     skills, skipped = parse_tool_catalog(path)
@@ -585,6 +588,7 @@ def test_load_skills_mixes_folders_and_catalogs_and_reports_bad_catalogs(tmp_pat
 
 @pytest.fixture(scope="module")
 def bench() -> LoadResult:
+    require_corpus()
     return load_skills([BENCH / "skills"])
 
 

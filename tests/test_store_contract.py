@@ -6,8 +6,6 @@ force numpy search."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -25,7 +23,8 @@ from skillpilot.model import SkippedFile
 from skillpilot.retrieve.dense import EMBEDDING
 from skillpilot.text import tokenize
 
-from .conftest import BENCH, EXAMPLES
+from .cli_util import CliOutcome, run_cli
+from .conftest import BENCH, EXAMPLES, require_corpus
 from .pg_server import fresh_database, postgres_url  # noqa: F401  (a fixture)
 
 StoreFactory = Callable[[], SkillStore]
@@ -115,6 +114,7 @@ def bench_pilots(
 ) -> tuple[SkillPilot, SkillPilot]:
     """The development corpus indexed once (USE encoder) into SQLite, and the very same changes
     applied to PostgreSQL (what ``index --store`` writes)."""
+    require_corpus()
     home = tmp_path_factory.mktemp("contract-home")
     sqlite_pilot = SkillPilot(home=home, embed_provider="use-multilingual", preconditions=False)
     sqlite_pilot.index([BENCH / "skills"])
@@ -132,9 +132,12 @@ def bench_pilots(
     return sqlite_pilot, pg_pilot
 
 
-QUERIES = [json.loads(line) for line in (BENCH / "queries" / "real-dev.jsonl").read_text().splitlines()][:60]
+def _dev_queries() -> list[dict[str, str]]:
+    lines = (BENCH / "queries" / "real-dev.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines][:60]
 
 
+@pytest.mark.slow
 def test_same_route_and_search_results_on_the_development_corpus(
     bench_pilots: tuple[SkillPilot, SkillPilot],
 ) -> None:
@@ -142,7 +145,7 @@ def test_same_route_and_search_results_on_the_development_corpus(
     assert pg_pilot.store.load() == sqlite_pilot.store.load()
     assert [s.id for s in pg_pilot.skills()] == [s.id for s in sqlite_pilot.skills()]
     sqlite_market, pg_market = Market(sqlite_pilot), Market(pg_pilot)
-    for item in QUERIES:
+    for item in _dev_queries():
         a, b = sqlite_pilot.route(item["query"]), pg_pilot.route(item["query"])
         assert (a.skill, a.decision, a.confidence, a.alternatives) == (b.skill, b.decision, b.confidence,
                                                                      b.alternatives), item["id"]
@@ -151,6 +154,7 @@ def test_same_route_and_search_results_on_the_development_corpus(
                 == [h.to_dict() for h in pg_market.search(item["query"])]), item["id"]
 
 
+@pytest.mark.slow
 def test_exact_vector_search_equals_brute_force(bench_pilots: tuple[SkillPilot, SkillPilot]) -> None:
     sqlite_pilot, pg_pilot = bench_pilots
     encoder = sqlite_pilot.encoders[0]
@@ -159,7 +163,7 @@ def test_exact_vector_search_equals_brute_force(bench_pilots: tuple[SkillPilot, 
     keys = sorted(stored, key=lambda k: (k[0].encode(), k[1].encode()))
     heads = np.stack([stored[k][0] for k in keys]).astype(np.float64)
     heads /= np.linalg.norm(heads, axis=1, keepdims=True)
-    queries = encoder.encode_batch([q["query"] for q in QUERIES[:30]]).astype(np.float64)
+    queries = encoder.encode_batch([q["query"] for q in _dev_queries()[:30]]).astype(np.float64)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     from skillpilot.index.postgres import PostgresStore  # here: the module needs the [postgres] extra
 
@@ -183,11 +187,9 @@ def test_exact_vector_search_equals_brute_force(bench_pilots: tuple[SkillPilot, 
 
 def test_cli_index_and_route_with_a_postgres_store(postgres_url: str, tmp_path: Path) -> None:  # noqa: F811
     url = fresh_database(postgres_url, f"cli_{uuid.uuid4().hex[:8]}")
-    env = {**os.environ, "SKILLPILOT_HOME": str(tmp_path / "home"), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "skillpilot", *args], capture_output=True, text=True,
-                              env=env, timeout=300)
+    def cli(*args: str) -> CliOutcome:
+        return run_cli(*args, home=tmp_path / "home", SKILLPILOT_ENABLE_SEMANTIC="false")
 
     indexed = cli("index", str(EXAMPLES / "skills"), "--store", url, "--json")
     assert indexed.returncode == 0, indexed.stderr

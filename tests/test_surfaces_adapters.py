@@ -9,7 +9,6 @@ import pytest
 
 from skillpilot.adapters import MAX_CONTEXT_CHARS, action_for, footer_for
 from skillpilot.model import Alternative, RouteResult, SkillRef
-from skillpilot.serve.client import route_result_from_dict
 
 from .surfaces_util import indexed
 
@@ -82,7 +81,7 @@ def test_footers_only_for_hard_routes_and_only_when_asked() -> None:
 
 def test_route_result_survives_the_wire_and_junk_is_a_value_error() -> None:
     original = result("soft", 0.62)
-    assert route_result_from_dict(original.to_dict()) == original
+    assert RouteResult.from_dict(original.to_dict()) == original
     for junk in (
         {},
         [],
@@ -90,7 +89,7 @@ def test_route_result_survives_the_wire_and_junk_is_a_value_error() -> None:
         {**original.to_dict(), "skill": {"id": 1}},
     ):
         with pytest.raises(ValueError, match="not a RouteResult"):
-            route_result_from_dict(junk)
+            RouteResult.from_dict(junk)
 
 
 def test_langchain_tool_routes_and_returns_the_result_as_artifact(tmp_path: Path) -> None:

@@ -64,6 +64,10 @@ def test_tools_resource_and_route_in_process(pilot: SkillPilot) -> None:
     assert resources == ["ontology://schema"]
     assert len(schema.encode("utf-8")) < 4096
     assert set(json.loads(schema)["classes"]) == {"Skill", "RouteResult", "SearchResult", "SkillContext"}
+    # The schema names every field a route answer carries (plan included), and trace.
+    described = set(json.loads(schema)["classes"]["RouteResult"]["properties"])
+    assert described == set(routed.structured_content or {}) | {"trace"}
+    assert "plan" in described
     assert routed.is_error is False
     result = routed.structured_content
     assert result is not None

@@ -159,6 +159,11 @@ OPTIONS: tuple[Option, ...] = (
         "show_conflict_info",
         "OpenClaw: say which conflicting skills were passed over (true/false)",
     ),
+    Option(
+        "platforms.claudeCode.libraryRoots",
+        "claude_code_library_roots",
+        "Claude Code: skill folders it does not read itself; the hook tells the model to read the routed SKILL.md",
+    ),
 )
 # config.yaml key (dotted) -> Settings field
 YAML_KEYS: dict[str, str] = {o.key: o.field for o in OPTIONS}
@@ -221,6 +226,8 @@ class Settings:
     output_format: str = "human"
     show_routing_info: bool = False
     show_conflict_info: bool = True
+    # Library mode: skills indexed from folders Claude Code never lists, handed over by path.
+    claude_code_library_roots: tuple[str, ...] = ()
 
     @property
     def index_path(self) -> Path:
@@ -334,6 +341,10 @@ def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
     )
     bad_tiers = sorted(k for k, v in settings.trust_tiers.items() if v not in TRUST_TIERS)
     self_preferring = sorted(k for k, v in settings.prefer.items() if k == v or not k or not v)
+    # Imported here: the encoder registry imports this module (Settings); plugins count too.
+    from .encoders import available_encoders
+
+    encoders = available_encoders()
     checks = [
         ("hard_threshold", 0.0 <= settings.hard_threshold <= 1.0, "must be between 0 and 1"),
         (
@@ -360,8 +371,8 @@ def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
         (
             "embed_provider",
             bool(settings.encoder_specs)
-            and all(spec in ENCODERS or Path(spec).expanduser().is_dir() for spec in settings.encoder_specs),
-            f"must be one of {', '.join(ENCODERS)}, local-onnx, or a folder holding model.onnx + "
+            and all(spec in encoders or Path(spec).expanduser().is_dir() for spec in settings.encoder_specs),
+            f"must be one of {', '.join(encoders)}, local-onnx, or a folder holding model.onnx + "
             "tokenizer.json (several joined by '+')",
         ),
         (

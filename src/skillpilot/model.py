@@ -11,8 +11,9 @@ Pipeline and the type each stage produces:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 SideEffects = Literal["read-only", "write-local", "write-remote", "network"]
 SIDE_EFFECTS: tuple[SideEffects, ...] = ("read-only", "write-local", "write-remote", "network")
@@ -195,6 +196,62 @@ class RouteResult:
         if self.trace is None:
             data.pop("trace")
         return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RouteResult:
+        """The RouteResult whose ``to_dict`` (or that dict's JSON) is ``data``: every field, plan and
+        trace included, so ``from_dict(r.to_dict()) == r``. Raises ``ValueError`` when ``data`` is
+        not such a dict (a missing field, a wrong type, an unknown decision or method)."""
+        try:
+            return cls._from_dict(data)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not a RouteResult: {exc!r}") from exc
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> RouteResult:
+        trace = data.get("trace")
+        return cls(
+            query=str(data["query"]),
+            skill=_skill_ref(data["skill"]),
+            confidence=float(data["confidence"]),
+            decision=_literal(data["decision"], Decision),
+            method=_literal(data["method"], Method),
+            alternatives=tuple(Alternative(**a) for a in data["alternatives"]),
+            conflict_resolved=bool(data["conflict_resolved"]),
+            conflict_alternatives=tuple(data["conflict_alternatives"]),
+            reasons=tuple(data["reasons"]),
+            unmet_preconditions=tuple(data["unmet_preconditions"]),
+            trace=None
+            if trace is None
+            else tuple(
+                StageTrace(
+                    stage=t["stage"],
+                    candidates=tuple((str(skill_id), float(score)) for skill_id, score in t["candidates"]),
+                    notes=tuple(t["notes"]),
+                )
+                for t in trace
+            ),
+            latency_ms=float(data["latency_ms"]),
+            plan=tuple(
+                PlanStep(
+                    text=str(step["text"]),
+                    skill=_skill_ref(step["skill"]),
+                    confidence=float(step["confidence"]),
+                    decision=_literal(step["decision"], Decision),
+                )
+                for step in data["plan"]
+            ),
+        )
+
+
+def _skill_ref(data: Mapping[str, Any] | None) -> SkillRef | None:
+    return None if data is None else SkillRef(**data)
+
+
+def _literal(value: Any, kind: Any) -> Any:
+    if value not in get_args(kind):
+        raise KeyError(f"{value!r} is not one of {', '.join(get_args(kind))}")
+    return value
 
 
 @dataclass(frozen=True)

@@ -61,9 +61,10 @@ from .model import (
     Stats,
 )
 from .plan import in_single_steps, plan_steps
-from .retrieve.bm25 import BM25Retriever
+from .retrieve.bm25 import BM25Index, BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever
 from .retrieve.fast import FastHit, FastMatcher
+from .retrieve.keywords import described_terms, keyword_floor, keyword_terms
 from .routelog import RouteLog
 from .text import cap_query, clean_text
 
@@ -148,6 +149,7 @@ class SkillPilot:
         self._feedback: FeedbackStore | None = None
         self._route_log: RouteLog | None = None
         self._learned_cache: tuple[tuple[int, ...] | str, Learned] | None = None
+        self._described_cache: tuple[int, BM25Index] | None = None
         self.calibration: Calibration = shipped_calibration()
 
     # -- parts, loaded on first use -------------------------------------------------------
@@ -197,6 +199,7 @@ class SkillPilot:
             self._query_pool = None
         self._catalog_cache = None
         self._learned_cache = None
+        self._described_cache = None
 
     # -- indexing ---------------------------------------------------------------------------
     def index(
@@ -642,30 +645,39 @@ class SkillPilot:
         return tuple(stages)
 
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
-        """Ranked skills for ``query`` with OntoSkills' adaptive cut-off (min 0.4, gap 0.15)."""
-        catalog, candidates, scored = self._rank(cap_query(query))
+        """Ranked skills for ``query`` with OntoSkills' adaptive cut-off (min 0.4, gap 0.15), and
+        for a one-to-three-word query the skills whose name or description mention every word
+        below them (``retrieve.keywords``: the keyword floor, scores under 0.4)."""
+        query = cap_query(query)
+        catalog, candidates, scored = self._rank(query)
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
             score = self._confidence(confidence_signals(candidates, position), scored.method, position)
-            skill = catalog.skills[candidate.index]
-            hits.append(
-                SearchHit(
-                    id=skill.id,
-                    name=skill.name,
-                    key=skill.key,
-                    path=skill.skill.path,
-                    description=skill.skill.description,
-                    score=round(score, 4),
-                    matched_by=tuple(sorted(candidate.ranks)),
-                )
-            )
+            hits.append(_hit(catalog.skills[candidate.index], score, tuple(sorted(candidate.ranks))))
         hits.sort(key=lambda h: -h.score)
         kept: list[SearchHit] = []
         for hit in hits[:top_k]:
             if hit.score < SEARCH_MIN_SCORE or (kept and kept[-1].score - hit.score > SEARCH_GAP):
                 break
             kept.append(hit)
-        return kept
+        terms = keyword_terms(query) if self.settings.enable_keyword and catalog.skills else []
+        floor = keyword_floor(self._described(catalog), terms) if terms else np.zeros(0)
+        shown = {h.id for h in kept}
+        calibrated = {h.id: h for h in hits}
+        mentioned = [
+            _hit(skill, max(float(floor[i]), calibrated[skill.id].score if skill.id in calibrated else 0.0), ("bm25",))
+            for i in np.flatnonzero(floor)
+            if (skill := catalog.skills[i]).id not in shown
+        ]
+        mentioned.sort(key=lambda h: (-h.score, h.id))
+        return (kept + mentioned)[:top_k]
+
+    def _described(self, catalog: _Catalog) -> BM25Index:
+        """Keywords over every skill's name and description, for the keyword floor."""
+        if self._described_cache is None or self._described_cache[0] != catalog.generation:
+            terms = [described_terms(s.name, s.skill.description) for s in catalog.skills]
+            self._described_cache = (catalog.generation, BM25Index(terms))
+        return self._described_cache[1]
 
     # -- lookups and stats ------------------------------------------------------------------
     def skills(self) -> list[IndexedSkill]:
@@ -735,6 +747,18 @@ class SkillPilot:
             index_path=str(getattr(self.store, "path", self.settings.index_path)),
             model_cache=str(default_model_cache()),
         )
+
+
+def _hit(skill: IndexedSkill, score: float, matched_by: tuple[str, ...]) -> SearchHit:
+    return SearchHit(
+        id=skill.id,
+        name=skill.name,
+        key=skill.key,
+        path=skill.skill.path,
+        description=skill.skill.description,
+        score=round(score, 4),
+        matched_by=matched_by,
+    )
 
 
 def _under(catalog: _Catalog, roots: Sequence[str]) -> np.ndarray:

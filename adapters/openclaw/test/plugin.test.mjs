@@ -1,7 +1,7 @@
 // The plugin as OpenClaw runs it: loaded by OpenClaw's own plugin loader, its hooks fired by
 // OpenClaw's hook runner, its command matched and executed by OpenClaw's command registry.
 //
-// Needs: Node >= 24.16, `npm install` here (openclaw 2026.9.x), and SKILLPILOT_HOME naming a home
+// Needs: Node >= 24.16, openclaw 2026.9.x (OPENCLAW_DIR, else `npm install` here), and SKILLPILOT_HOME naming a home
 // whose serve.json points at a running `skillpilot serve` over the repository's example skills
 // with platforms.openclaw.showRoutingInfo on (tests/test_surfaces_openclaw.py sets all this up).
 

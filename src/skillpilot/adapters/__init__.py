@@ -17,12 +17,13 @@ Guarantees: a pass-through has no skill and an empty context; a context never ex
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from ..config import Settings
 from ..model import RouteResult, SkillRef
 
-__all__ = ["MAX_CONTEXT_CHARS", "ActionType", "AdapterAction", "action_for", "footer_for"]
+__all__ = ["MAX_CONTEXT_CHARS", "ActionType", "AdapterAction", "action_for", "footer_for", "in_library"]
 
 ActionType = Literal["route", "inject", "passthrough"]
 MAX_CONTEXT_CHARS = 10_000
@@ -49,14 +50,19 @@ def action_for(
     result: RouteResult,
     soft_threshold: float = Settings.soft_threshold,
     via: str | None = None,
+    library_roots: tuple[str, ...] = (),
 ) -> AdapterAction:
     """The action for ``result``. Runners-up whose own score reaches ``soft_threshold`` are
-    named as candidates in a soft context; ``via`` names the tool that invokes a skill."""
+    named as candidates in a soft context; ``via`` names the tool that invokes a skill. A skill
+    under one of ``library_roots`` is one the agent does not know, so the context tells the model
+    to read its SKILL.md instead of invoking it."""
     skill = result.skill
     if skill is None or result.decision == "passthrough":
         return AdapterAction("passthrough")
     name = f"`{skill.name}`"
     with_tool = f" with {via}" if via else ""
+    if in_library(skill.path, library_roots):
+        return _library_action(result, skill)
     description = _clip(skill.description, MAX_DESCRIPTION_CHARS)
     why = "; ".join(result.reasons[:MAX_REASONS])
     if result.decision == "hard":
@@ -85,6 +91,28 @@ def action_for(
         _clip("\n".join(lines), MAX_CONTEXT_CHARS),
         (skill.id, *(a.id for a in runners_up)),
     )
+
+
+def in_library(path: str, library_roots: tuple[str, ...]) -> bool:
+    """Whether the skill at ``path`` lies under one of ``library_roots`` (``~`` expanded)."""
+    resolved = Path(path).expanduser().resolve()
+    return any(resolved.is_relative_to(Path(root).expanduser().resolve()) for root in library_roots)
+
+
+def _library_action(result: RouteResult, skill: SkillRef) -> AdapterAction:
+    skill_md = Path(skill.path) / "SKILL.md" if Path(skill.path).is_dir() else Path(skill.path)
+    if result.decision == "hard":
+        lead = f"SkillPilot routed this prompt to the skill `{skill.name}` (confidence {result.confidence:.2f})."
+        order = f"Before anything else, read {skill_md} and follow its instructions."
+    else:
+        lead = f"SkillPilot: the skill `{skill.name}` may fit this prompt (confidence {result.confidence:.2f})."
+        order = f"If it fits the request, read {skill_md} and follow its instructions; otherwise answer as usual."
+    lines = [lead, order, f"Skill: {_clip(skill.description, MAX_DESCRIPTION_CHARS)}"]
+    why = "; ".join(result.reasons[:MAX_REASONS])
+    if why:
+        lines.append(f"Why: {why}")
+    kind: ActionType = "route" if result.decision == "hard" else "inject"
+    return AdapterAction(kind, skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,))
 
 
 def footer_for(result: RouteResult, show_routing_info: bool, show_conflict_info: bool) -> str:

@@ -3,22 +3,32 @@
 JSON goes to stdout only; logs, warnings and progress bars go to stderr. Exit codes: 0 the
 command did its job (a pass-through is a result), 1 an error, 2 a usage error, 3 a
 pass-through with ``--fail-on-passthrough``.
+
+Commands load lazily, so ``skillpilot route`` imports neither the benchmark, the marketplace,
+OmniContext, OntoSkills nor the servers. The core commands live in this module; every other
+command lives in a module of this package with a ``register(app)`` function that adds its
+commands (or sub-apps) to ``app`` as usual. To add one, write that module and name its
+commands in ``LAZY_COMMANDS`` below (command name -> module, in the order ``--help`` lists
+them); the module is imported only when one of its commands runs or ``--help`` lists them.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+import typer.core
+import typer.main
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -29,10 +39,94 @@ from ..model import IndexReport, RouteResult
 from ..router import SkillPilot
 from ..text import clean_text
 
+if TYPE_CHECKING:
+    from typer._click import Command  # Typer vendors its own Click
+
 EXIT_ERROR = 1
 EXIT_PASSTHROUGH = 3
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+
+# Command name -> the module of this package whose register(app) adds it; --help lists them in
+# this order after the core commands (Typer's own order: commands, then groups of commands).
+LAZY_COMMANDS: dict[str, str] = {
+    "bench": "bench_cmd",
+    "market-search": "market_cmd",
+    "related": "market_cmd",
+    "dedup": "market_cmd",
+    "conflicts": "manage",
+    "mcp": "surfaces",
+    "serve": "surfaces",
+    "doctor": "claude_cmd",
+    "lint": "authoring",
+    "plan": "authoring",
+    "log": "log_cmd",
+    "watch": "watch_cmd",
+    "context": "omni_cmd",
+    "attach": "omni_cmd",
+    "compile": "onto_cmd",
+    "export-embeddings": "onto_cmd",
+    "install": "onto_cmd",
+    "uninstall": "onto_cmd",
+    "list": "onto_cmd",
+    "feedback": "manage",
+    "config": "manage",
+    "hook": "surfaces",
+    "service": "claude_cmd",
+    "setup": "claude_cmd",
+    "kb": "omni_cmd",
+    "graph": "omni_cmd",
+}
+
+
+def _load_commands(module_name: str) -> dict[str, Command]:
+    """The Click commands that ``module_name``'s ``register(app)`` adds to an app."""
+    module = importlib.import_module(f".{module_name}", __name__)
+    staging = typer.Typer()
+    module.register(staging)
+    return dict(typer.main.get_group(staging).commands)
+
+
+class _LazyCommands(MutableMapping[str, "Command"]):
+    """A group's commands: the eager ones, then ``lazy`` ones built on first lookup."""
+
+    def __init__(self, eager: Mapping[str, Command], lazy: Mapping[str, str]) -> None:
+        self._eager = dict(eager)
+        self._lazy = lazy
+        self._loaded: dict[str, Command] = {}
+
+    def __getitem__(self, name: str) -> Command:
+        if name in self._eager:
+            return self._eager[name]
+        if name not in self._lazy:
+            raise KeyError(name)
+        if name not in self._loaded:
+            self._loaded.update(_load_commands(self._lazy[name]))
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._eager[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._eager[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._eager
+        yield from (name for name in self._lazy if name not in self._eager)
+
+    def __len__(self) -> int:
+        return len(set(self._eager) | set(self._lazy))
+
+
+class _LazyGroup(typer.core.TyperGroup):
+    """The top-level group: Typer's, with the ``LAZY_COMMANDS`` resolved on demand."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _LazyCommands(self.commands, LAZY_COMMANDS)
+
 
 app = typer.Typer(
+    cls=_LazyGroup,
     name="skillpilot",
     help="Route a message to the right agent skill before the LLM runs: offline, in milliseconds, "
     "with the reasons.",
@@ -382,28 +476,6 @@ def demo(
         _print_route(result)
 
 
-def _register_optional_commands() -> None:
-    from . import authoring, bench_cmd, claude_cmd, manage, surfaces
-
-    bench_cmd.register(app)
-    from . import market_cmd
-
-    market_cmd.register(app)
-    manage.register(app)
-    surfaces.register(app)
-    claude_cmd.register(app)
-    authoring.register(app)
-    from . import log_cmd, omni_cmd, watch_cmd
-
-    log_cmd.register(app)
-    watch_cmd.register(app)
-    omni_cmd.register(app)
-    from . import onto_cmd  # imports no rdflib: the [ontoskills] extra is needed only when used
-
-    onto_cmd.register(app)
-
-
 def main() -> None:
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    _register_optional_commands()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=LOG_FORMAT)
     app()

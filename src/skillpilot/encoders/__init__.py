@@ -14,9 +14,17 @@ Guarantees:
   under concurrent callers.
 - An unknown spec or an encoder that cannot load raises ``EncoderError`` saying what to do.
 
-Third parties register the same way the built-ins do (the simonw/llm plugin style)::
+Third parties register the same way the built-ins do (the simonw/llm plugin style): a
+distribution declares its factory, a callable ``(Settings) -> Encoder``, in the entry-point
+group ``skillpilot.encoders``, and the entry point's name is the spec ``embed.provider`` names::
 
-    register_encoder("my-model", lambda settings: MyEncoder())
+    [project.entry-points."skillpilot.encoders"]
+    my-model = "my_package.encoder:build"    # build.uses = ("openai_model",) if it reads Settings
+
+Installed entry points are registered on the first ``get_encoder`` / ``available_encoders`` call
+(never at import time), through the same ``register_encoder`` the built-ins call; a plugin of a
+built-in's name replaces it. A factory's optional ``uses`` attribute names the Settings fields it
+reads. Code may also call ``register_encoder("my-model", factory)`` directly.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Protocol
 
@@ -33,7 +42,9 @@ import numpy as np
 from ..config import Settings, default_model_cache
 from ..errors import EncoderError
 
-__all__ = ["Encoder", "available_encoders", "encoder_key", "get_encoder", "register_encoder"]
+__all__ = ["ENTRY_POINT_GROUP", "Encoder", "available_encoders", "encoder_key", "get_encoder", "register_encoder"]
+
+ENTRY_POINT_GROUP = "skillpilot.encoders"
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +89,7 @@ _CACHE: dict[tuple[str, ...], Encoder] = {}
 # one after the other, and it keeps "load once" trivially true. Re-entrant because a
 # composite encoder's factory may itself call get_encoder for its parts.
 _LOCK = threading.RLock()
+_plugins_loaded = False
 
 
 def register_encoder(spec: str, factory: EncoderFactory, uses: tuple[str, ...] = ()) -> None:
@@ -95,8 +107,26 @@ def register_encoder(spec: str, factory: EncoderFactory, uses: tuple[str, ...] =
             del _CACHE[key]
 
 
+def _load_plugins() -> None:
+    """Register the factories installed distributions declare in ``ENTRY_POINT_GROUP`` (once)."""
+    global _plugins_loaded
+    with _LOCK:
+        if _plugins_loaded:
+            return
+        _plugins_loaded = True
+        for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                factory = entry_point.load()
+            except Exception as exc:  # a broken plugin must not take the built-ins down with it
+                logger.warning("encoder plugin %s (%s) cannot be loaded: %r", entry_point.name, entry_point.value, exc)
+                continue
+            register_encoder(entry_point.name, factory, uses=tuple(getattr(factory, "uses", ())))
+
+
 def available_encoders() -> list[str]:
-    """The registered specs, sorted (a model folder path is accepted besides these)."""
+    """The registered specs, installed plugins included, sorted (a model folder path is accepted
+    besides these)."""
+    _load_plugins()
     return sorted(_REGISTRY)
 
 
@@ -104,6 +134,7 @@ def encoder_key(spec: str, settings: Settings) -> str:
     """What decides which model ``spec`` loads (the spec and the settings its factory reads), as
     text: an index remembers the encoder name each key gave, so an unchanged re-index can tell
     its vector spaces without loading a model."""
+    _load_plugins()
     registration = _REGISTRY.get(spec)
     if registration is None:
         return f"<folder>|{Path(spec).expanduser().resolve()}"
@@ -112,6 +143,7 @@ def encoder_key(spec: str, settings: Settings) -> str:
 
 def get_encoder(spec: str, settings: Settings) -> Encoder:
     """The encoder for ``spec``, loaded on first use and then reused for the whole process."""
+    _load_plugins()
     registration = _REGISTRY.get(spec)
     if registration is not None:
         # repr() because some Settings fields are dicts, which cannot be dict keys themselves.

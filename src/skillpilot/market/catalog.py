@@ -20,7 +20,8 @@ The file adds ``private: true`` and ``trust_tier: official`` per skill, and weig
     weights:
       search:  {relevance: 0.75, quality: 0.08, popularity: 0.1, recency: 0.04, trust: 0.03,
                 min_similarity: 0.25}
-      related: {relevance: 0.85, category: 0.05, min_similarity: 0.55, mmr_lambda: 0.7}
+      related: {relevance: 0.85, category: 0.05, min_similarity: 0.55, mmr_lambda: 0.7, standout: 3,
+                standout_first: 2.5}
     skills:
       <skill id, folder key or name>: {categories: [...], installs: 10, private: true}
 
@@ -86,6 +87,12 @@ class Profile:
     category: float
     # Mean cosine (over encoders) of public vectors below which a candidate is filler, not a result.
     min_similarity: float
+    # Related lists: a neighbour below min_similarity still counts when its similarity stands this
+    # many standard deviations above the page's mean similarity to the catalog (``standout_first``
+    # for the nearest one), and is at least half min_similarity: a skill in a sparse corner has
+    # good neighbours that look far in absolute terms, and one in a crowded corner gets no filler.
+    standout: float = 3.0
+    standout_first: float = 2.5
     pool: int = 50
     mmr_lambda: float = 0.7
     recency_half_life_days: float = 180.0

@@ -17,9 +17,10 @@ whether or not their instructions are private, and no recommendation rests on hi
 Guarantees: every list holds at most one member of a near-duplicate cluster (the best-ranked;
 the others are named in its ``duplicates``); a candidate whose public similarity to the query is
 below the profile's ``min_similarity`` is not shown (half of it for a search's keyword
-matches), so a short list beats filler; the shown skills are re-read from the store (``SkillStore.fetch``)
-after ranking, and one deleted meanwhile is dropped. State is cached per index generation and
-catalog-file modification time and size.
+matches; none for a one-to-three-word search that its name or description mentions in full,
+the same keyword floor installed search has), so a short list beats filler; the shown skills
+are re-read from the store (``SkillStore.fetch``) after ranking, and one deleted meanwhile is
+dropped. State is cached per index generation and catalog-file modification time and size.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ..index.builder import vector_space
 from ..model import TRUST_TIERS, IndexedSkill
 from ..retrieve.bm25 import BM25Index
 from ..retrieve.dense import EMBEDDING, DenseRetriever
+from ..retrieve.keywords import described_terms, keyword_terms
 from ..router import SkillPilot
 from ..text import cap_query, tokenize
 from .catalog import CATALOG_FILE, CatalogFile, Listing, Profile, listing_of, read_catalog_file
@@ -94,6 +96,7 @@ class _State:
     listings: list[Listing]
     public: list[PublicSkill]
     bm25: BM25Index
+    described: BM25Index
     heads: list[np.ndarray]
     has_vector: np.ndarray
     dense: list[DenseRetriever]
@@ -149,6 +152,7 @@ class Market:
             listings=listings,
             public=public,
             bm25=BM25Index([tokenize(public_text(p)) for p in public]),
+            described=BM25Index([described_terms(p.name, p.description) for p in public]),
             heads=heads,
             has_vector=has_vector if heads else np.zeros(len(skills), dtype=bool),
             dense=dense,
@@ -179,6 +183,9 @@ class Market:
         if similarity is not None:
             floor = profile.min_similarity
             gate = (similarity >= floor) | (gate & (similarity >= floor / 2))
+        # One to three words: every skill whose name or description mentions them all, as the
+        # installed search's keyword floor (skillpilot.retrieve.keywords) admits them.
+        gate |= state.described.mentioning_all(keyword_terms(query))
         pool = self._rank(state, lists, similarity, profile, gate, filters or SearchFilters(), set())
         return self._show(state, self._fold(state, pool)[:top_k], pool)
 
@@ -191,12 +198,13 @@ class Market:
         own = state.cluster_of.get(source, -1)
         excluded = tuple(state.skills[i].id for i, c in state.cluster_of.items() if c == own)
         excluded += (state.skills[source].id,)
+        others = np.array([s.id not in excluded for s in state.skills], dtype=bool)
         vectors = [h[source] for h in state.heads] if state.has_vector[source] else []
         lists, similarity = self._recall(state, tokenize(public_text(state.public[source])), vectors)
         profile = state.catalog.profile("related")
         categories = set(state.listings[source].categories)
         if similarity is not None:
-            gate = similarity >= profile.min_similarity
+            gate = (similarity >= profile.min_similarity) | _stands_out(similarity, others, profile)
         else:
             # Cold start (no vectors for this skill yet): keyword matches and its categories.
             shares = np.array([bool(categories & set(x.categories)) for x in state.listings], dtype=bool)
@@ -327,6 +335,19 @@ class Market:
                 )
             )
         return hits
+
+
+def _stands_out(similarity: np.ndarray, others: np.ndarray, profile: Profile) -> np.ndarray:
+    """Among ``others`` (a mask: not the page's skill nor its copies), the neighbours whose
+    similarity stands ``profile.standout`` standard deviations above the page's mean similarity
+    to them (``standout_first`` for the nearest), and reaches half ``min_similarity``."""
+    if others.sum() < 2 or float(similarity[others].std()) == 0.0:
+        return np.zeros(len(similarity), dtype=bool)
+    z = (similarity - float(similarity[others].mean())) / float(similarity[others].std())
+    nearest = np.zeros(len(similarity), dtype=bool)
+    nearest[int(np.argmax(np.where(others, similarity, -np.inf)))] = True
+    outlying = (z >= profile.standout) | (nearest & (z >= profile.standout_first))
+    return np.asarray(others & outlying & (similarity >= profile.min_similarity / 2), dtype=bool)
 
 
 def _ranks(name: str, scores: np.ndarray) -> np.ndarray:

@@ -96,6 +96,17 @@ class BM25Index:
             self._postings[term] = (id_array, idf * tf_array / (tf_array + norm[id_array]))
         logger.debug("BM25 index: %d documents, %d terms", self.n_docs, len(self._postings))
 
+    def mentioning_all(self, terms: Sequence[str]) -> npt.NDArray[np.bool_]:
+        """Which documents hold every one of ``terms`` (all False for no terms)."""
+        found = np.zeros(self.n_docs, dtype=np.intp)
+        distinct = set(terms)
+        for term in distinct:
+            posting = self._postings.get(term)
+            if posting is None:
+                return np.zeros(self.n_docs, dtype=bool)
+            found[posting[0]] += 1
+        return np.asarray((found == len(distinct)) & bool(distinct), dtype=bool)
+
     def scores(self, terms: Sequence[str]) -> npt.NDArray[np.float64]:
         """The BM25 score of every document for the query ``terms`` (length ``n_docs``)."""
         scores = np.zeros(self.n_docs, dtype=np.float64)

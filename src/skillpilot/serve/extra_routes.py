@@ -6,10 +6,14 @@ includes it in ``create_app``, behind the same token and body limit):
     POST /lint     {"skill": id} | {"path": folder}  -> {"skills": [lint report], "failing", "skipped"}
     POST /plan     {"message"}                       -> the RouteResult with its ``plan``
                                                         (``SkillPilot.plan``: every step marker)
+    POST /find_skill {"intent"?, "scope"?, "top_k"?, "filters"?}
+                                                     -> as the MCP tool ``find_skill``
+                                                        (``serve.find.find_skill``)
 
 Errors follow the service's shape ``{"error": {"type", "message"}}``: malformed fields 422 (the
 app's validation handler), a request the library rejects 400 (``InvalidRequest``), an unknown
-skill 404. The routes call the library through the app's ``SharedPilot`` (one call at a time).
+skill 404; a find_skill argument out of range 422 naming it. The routes call the library
+through the app's ``SharedPilot`` (one call at a time).
 """
 
 from __future__ import annotations
@@ -22,9 +26,12 @@ from fastapi.params import Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..market import Market
 from ..omni.model import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, SourceName
-from . import SharedPilot, calls
+from . import SharedPilot, calls, find
 from .guard import error_response
+from .limits import DEFAULT_TOP_K as DEFAULT_SKILLS
+from .limits import MAX_QUERY_CHARS, MAX_TOP_K, MIN_TOP_K
 
 
 class _Body(BaseModel):
@@ -48,6 +55,16 @@ class LintRequest(_Body):
 
 class PlanRequest(_Body):
     message: str = Field(min_length=1, description="The user message to route and split into steps.")
+
+
+class FindSkillRequest(_Body):
+    intent: str = Field("", max_length=MAX_QUERY_CHARS, description="What the skill should do; empty lists skills.")
+    scope: str = Field("all", description="all, installed or market.", json_schema_extra={"enum": list(find.SCOPES)})
+    top_k: int = Field(DEFAULT_SKILLS, ge=MIN_TOP_K, le=MAX_TOP_K, description="At most this many skills.")
+    filters: dict[str, Any] | None = Field(
+        None,
+        description='e.g. {"exclude_ids": ["git-commit"], "trust_tiers": ["local"], "side_effects": ["read-only"]}',
+    )
 
 
 def _invalid(message: str) -> JSONResponse:
@@ -78,5 +95,17 @@ def router_for(shared: SharedPilot, dependencies: Sequence[Depends] = ()) -> API
     @router.post("/plan")
     def plan(body: PlanRequest) -> dict[str, Any]:
         return shared(lambda p: p.plan(body.message)).to_dict()
+
+    # The marketplace view of the served index (its state is cached per index generation).
+    market = Market(shared.pilot)
+
+    @router.post("/find_skill")
+    def find_skill(body: FindSkillRequest) -> Any:
+        try:
+            return shared(lambda p: find.find_skill(p, market, body.intent, body.scope, body.top_k, body.filters or {}))
+        except find.InvalidArgument as exc:
+            problem = {"field": exc.argument, "message": str(exc)}
+            allowed = {"allowed": list(exc.allowed)} if exc.allowed is not None else {}
+            return error_response(422, "InvalidRequest", str(exc), details=[problem], **allowed)
 
     return router

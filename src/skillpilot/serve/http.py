@@ -85,12 +85,11 @@ from .guard import (
     error_response,
     install_error_handlers,
 )
+from .limits import DEFAULT_TOP_K, MAX_BODY_BYTES, MAX_QUERY_CHARS, MAX_TOP_K, MIN_TOP_K
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_PORT = 8765
-MAX_TOP_K = 100
 RECENT_ROUTES = 200
 
 
@@ -100,7 +99,7 @@ class _Body(BaseModel):
 
 
 class RouteRequest(_Body):
-    message: str = Field(min_length=1, description="The user message to route.")
+    message: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The user message to route.")
     trace: bool = Field(False, description="Include every stage of the decision.")
     surface: str = Field(
         "http", pattern=r"^[a-z][a-z0-9-]{0,31}$", description="Who asks, for the routing log (e.g. hook)."
@@ -111,17 +110,17 @@ class RouteRequest(_Body):
 
 
 class ExplainRequest(_Body):
-    message: str = Field(min_length=1)
+    message: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
 
 
 class ActionRequest(_Body):
-    message: str = Field(min_length=1)
+    message: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     via: str | None = Field(None, description='The tool that invokes a skill, e.g. "your Skill tool".')
 
 
 class SearchRequest(_Body):
-    query: str = Field(min_length=1)
-    top_k: int = Field(5, ge=1, le=MAX_TOP_K)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    top_k: int = Field(DEFAULT_TOP_K, ge=MIN_TOP_K, le=MAX_TOP_K)
 
 
 class FeedbackRequest(_Body):

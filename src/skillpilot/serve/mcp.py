@@ -5,9 +5,8 @@ Tools (each returns ``structuredContent`` plus a text block for the model to rea
     route(message)                       -> the RouteResult (as ``POST /route``)
     ontoskill(q, top_k=5)                -> OntoSkills-compatible: a skill id or alias gives the
                                             skill's context, anything else a search
-    find_skill(intent, scope, top_k, filters) -> skills for an intent (no intent lists them): scope
-                                            installed from the index, market/all through
-                                            ``skillpilot.market.find_skill``
+    find_skill(intent, scope, top_k, filters) -> skills for an intent (no intent lists them):
+                                            ``serve.find.find_skill``, as ``POST /find_skill``
     omni_retrieve(query, sessionId?, graphSpace?, knowledgeBase?, sources?, maxTokens?, topK?)
                                          -> ``OmniResult.to_json()`` (as ``POST /context``)
     lint_skill(skill | path)             -> ``{skills: [lint report], failing, skipped}``
@@ -29,6 +28,9 @@ skills. Additions: ``skill.name``, ``skill.description``, ``skill.path`` and
 with meaning matched too it is SkillPilot's ranking in the same result shape, ``mode``
 ``hybrid`` (SkillPilot scores whole skills, never OntoSkills' intent-level ``semantic`` shape).
 
+Limits (``serve.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
+``MAX_QUERY_CHARS`` characters.
+
 Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
 message, argument?, allowed?}``, never a traceback; over stdio nothing but protocol is written
 to stdout (the SDK points fd 1 at stderr while it serves), and every line gets an answer: a lone
@@ -41,6 +43,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Annotated, Any
 
 from ..errors import MissingExtraError
@@ -55,17 +58,17 @@ except ImportError as exc:
 
 from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
 from ..market import Market
-from ..market import find_skill as market_find_skill
-from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill, SearchHit
+from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill, RouteResult, SearchHit
 from ..omni import SOURCE_NAMES
 from ..ontoskills import shapes
 from ..router import TRUST_MULTIPLIERS, SkillPilot
-from . import Refresher, SharedPilot, calls, is_loopback, package_version
+from . import Refresher, SharedPilot, calls, find, is_loopback, package_version
+from .find import SCOPES, InvalidArgument, check_query, check_top_k, matched_by, trust_tier
+from .limits import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
 from .stdio import run_stdio
 
-SCOPES = ("all", "installed", "market")
-FILTERS = {"exclude_ids": None, "trust_tiers": TRUST_TIERS, "side_effects": SIDE_EFFECTS}
-MAX_TOP_K = 100
+TOP_K_RANGE = f"{MIN_TOP_K}-{MAX_TOP_K}"
+
 # OntoSkills treats q as a skill id only when it looks like one (catalog.rs:1552-1595).
 ID_PATTERN = re.compile(r"^[A-Za-z0-9._/-]+$")
 MAX_ID_BYTES = 64
@@ -75,17 +78,6 @@ TIER_ORDER = {"official": 0, "local": 1, "verified": 2, "community": 3}
 # OntoSkills' compact search text shows this many results and intents per result.
 TEXT_RESULTS = 5
 TEXT_INTENTS = 2
-# find_skill scopes as the market facade's sources.
-MARKET_SOURCES: dict[str, tuple[Any, ...]] = {"all": ("market", "installed"), "market": ("market",)}
-
-
-class _Invalid(Exception):
-    """A tool argument that is not allowed; becomes a structured error result."""
-
-    def __init__(self, argument: str, message: str, allowed: tuple[str, ...] | None = None) -> None:
-        super().__init__(message)
-        self.argument = argument
-        self.allowed = allowed
 
 
 class _Server(MCPServer[Any]):
@@ -136,7 +128,7 @@ def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
     def route(
         message: Annotated[str, Field(description="The user's message, as written.")],
     ) -> CallToolResult:
-        return _tool(lambda: _ok(shared(lambda p: p.route(message)).to_dict()))
+        return _tool(lambda: _ok(shared(lambda p: p.route(check_query("message", message))).to_dict()))
 
     @server.tool(
         description="Find or load a skill by name or query. If q matches a known skill id, "
@@ -144,9 +136,9 @@ def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
     )
     def ontoskill(
         q: Annotated[str, Field(description="A skill id or alias, or what you need a skill for.")],
-        top_k: Annotated[int, Field(description="At most this many search results (1-100).")] = 5,
+        top_k: Annotated[int, Field(description=f"At most this many search results ({TOP_K_RANGE}).")] = DEFAULT_TOP_K,
     ) -> CallToolResult:
-        return _tool(lambda: shared(lambda p: _ontoskill(p, q, _top_k(top_k))))
+        return _tool(lambda: shared(lambda p: _ontoskill(p, q, check_top_k(top_k))))
 
     @server.tool(
         description="Find skills for an intent. scope: installed (this machine's index), "
@@ -158,7 +150,7 @@ def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
         scope: Annotated[
             str, Field(description="all, installed or market.", json_schema_extra={"enum": list(SCOPES)})
         ] = "all",
-        top_k: Annotated[int, Field(description="At most this many skills (1-100).")] = 5,
+        top_k: Annotated[int, Field(description=f"At most this many skills ({TOP_K_RANGE}).")] = DEFAULT_TOP_K,
         filters: Annotated[
             dict[str, Any] | None,
             Field(
@@ -167,9 +159,7 @@ def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
             ),
         ] = None,
     ) -> CallToolResult:
-        return _tool(
-            lambda: shared(lambda p: _find_skill(p, market, intent, scope, _top_k(top_k), filters or {}))
-        )
+        return _tool(lambda: _ok(shared(lambda p: find.find_skill(p, market, intent, scope, top_k, filters or {}))))
 
     @server.tool(
         description="Fetch context for a question from the session's attachments, a knowledge base "
@@ -227,7 +217,7 @@ def _tool(call: Callable[[], CallToolResult]) -> CallToolResult:
     """Run a tool body; turn bad arguments and SkillPilot errors into structured error results."""
     try:
         return call()
-    except _Invalid as exc:
+    except InvalidArgument as exc:
         return _error(
             "invalid_argument",
             str(exc),
@@ -259,38 +249,33 @@ def _error(code: str, message: str, **details: Any) -> CallToolResult:
 
 def _omni(pilot: SkillPilot, request: dict[str, Any]) -> CallToolResult:
     if not request["query"].strip():
-        raise _Invalid("query", "query must be a question, got an empty string")
+        raise InvalidArgument("query", "query must be a question, got an empty string")
     if bad := [s for s in request.get("sources") or () if s not in SOURCE_NAMES]:
-        raise _Invalid("sources", f"unknown source(s) {', '.join(bad)}", SOURCE_NAMES)
+        raise InvalidArgument("sources", f"unknown source(s) {', '.join(bad)}", SOURCE_NAMES)
     for name in ("maxTokens", "topK"):
         if request[name] < 1:
-            raise _Invalid(name, f"{name} must be >= 1, got {request[name]}")
+            raise InvalidArgument(name, f"{name} must be >= 1, got {request[name]}")
     try:
         answer = calls.context(pilot, request)
     except ValueError as exc:
-        raise _Invalid("query", str(exc)) from exc
+        raise InvalidArgument("query", str(exc)) from exc
     return _ok(answer)
 
 
 def _lint(shared: SharedPilot, skill: str | None, path: str | None) -> CallToolResult:
     if (skill is None) == (path is None):
-        raise _Invalid("skill", "give exactly one of skill (an installed skill id) or path")
+        raise InvalidArgument("skill", "give exactly one of skill (an installed skill id) or path")
     try:
         return _ok(calls.lint_report(shared, skill=skill, path=path))
     except ValueError as exc:
-        raise _Invalid("path" if path is not None else "skill", str(exc)) from exc
-
-
-def _top_k(value: int) -> int:
-    if not 1 <= value <= MAX_TOP_K:
-        raise _Invalid("top_k", f"top_k must be between 1 and {MAX_TOP_K}, got {value}")
-    return value
+        raise InvalidArgument("path" if path is not None else "skill", str(exc)) from exc
 
 
 # -- ontoskill ------------------------------------------------------------------------------
 def _ontoskill(pilot: SkillPilot, q: str, top_k: int) -> CallToolResult:
     if not q.strip():
-        raise _Invalid("q", "q must be a skill id or a query, got an empty string")
+        raise InvalidArgument("q", "q must be a skill id or a query, got an empty string")
+    check_query("q", q)
     skill = _resolve(pilot, q)
     if skill is not None:
         return _ok(_context(pilot, skill), _context_text(q, skill))
@@ -330,12 +315,8 @@ def _resolve(pilot: SkillPilot, q: str) -> IndexedSkill | None:
         if folded == _qualified_id(s).lower()
         or short in {s.id.lower(), s.key.lower(), s.name.lower(), *(a.lower() for a in _aliases(s))}
     ]
-    matches.sort(key=lambda s: (TIER_ORDER.get(_tier(pilot, s), len(TIER_ORDER)), s.id))
+    matches.sort(key=lambda s: (TIER_ORDER.get(trust_tier(pilot, s), len(TIER_ORDER)), s.id))
     return matches[0] if matches else None
-
-
-def _tier(pilot: SkillPilot, skill: IndexedSkill) -> str:
-    return pilot.settings.trust_tiers.get(skill.id, skill.skill.trust_tier)
 
 
 def _onto(skill: IndexedSkill) -> dict[str, Any]:
@@ -374,7 +355,7 @@ def _context(pilot: SkillPilot, indexed: IndexedSkill) -> dict[str, Any]:
         "id": onto.get("skill_id", indexed.id),
         "qualified_id": _qualified_id(indexed),
         "package_id": onto.get("package_id", LOCAL_PACKAGE),
-        "trust_tier": _tier(pilot, indexed),
+        "trust_tier": trust_tier(pilot, indexed),
         "version": onto.get("version"),
         "source": onto.get("source"),
         "aliases": _aliases(indexed),
@@ -424,123 +405,11 @@ def _search_result(pilot: SkillPilot, hit: SearchHit, skill: IndexedSkill) -> di
         "skill_id": _onto(skill).get("skill_id", hit.id),
         "qualified_id": _qualified_id(skill),
         "score": hit.score,
-        "matched_by": _matched_by(hit.matched_by),
+        "matched_by": matched_by(hit.matched_by),
         "intents": _intents(skill),
         "aliases": _aliases(skill),
-        "trust_tier": _tier(pilot, skill),
+        "trust_tier": trust_tier(pilot, skill),
     }
-
-
-def _matched_by(retrievers: tuple[str, ...]) -> str:
-    """OntoSkills' one word for what matched: ``keyword``, ``semantic`` or both (``hybrid``)."""
-    keyword = any(not r.startswith("dense:") for r in retrievers)
-    meaning = any(r.startswith("dense:") for r in retrievers)
-    return "hybrid" if keyword and meaning else "semantic" if meaning else "keyword"
-
-
-# -- find_skill -----------------------------------------------------------------------------
-def _find_skill(
-    pilot: SkillPilot, market: Market, intent: str, scope: str, top_k: int, filters: dict[str, Any]
-) -> CallToolResult:
-    if scope not in SCOPES:
-        raise _Invalid("scope", f"scope must be one of {', '.join(SCOPES)}, got {scope!r}", SCOPES)
-    keep = _filter(pilot, filters)
-    skills = pilot.skills()
-    if scope in MARKET_SOURCES:
-        return _ok(_from_market(pilot, market, intent, scope, top_k, filters, keep))
-    excluded = sum(1 for s in skills if not keep(s))
-    if not intent.strip():
-        listed = sorted((s for s in skills if keep(s)), key=lambda s: s.id)
-        data: dict[str, Any] = {
-            "mode": "list",
-            "scope": scope,
-            "total": len(listed),
-            "results": [_public(pilot, s, None, ()) for s in listed[:top_k]],
-        }
-    else:
-        by_id = {s.id: s for s in skills}
-        # Ask for as many more as the filters can remove, so the filters never shorten the list.
-        hits = pilot.search(intent, top_k=top_k + excluded) if skills else []
-        kept = [(h, by_id[h.id]) for h in hits if keep(by_id[h.id])][:top_k]
-        data = {
-            "mode": "search",
-            "scope": scope,
-            "intent": intent,
-            "results": [_public(pilot, s, h.score, h.matched_by) for h, s in kept],
-        }
-    return _ok(data)
-
-
-def _from_market(
-    pilot: SkillPilot,
-    market: Market,
-    intent: str,
-    scope: str,
-    top_k: int,
-    filters: dict[str, Any],
-    keep: Callable[[IndexedSkill], bool],
-) -> dict[str, Any]:
-    """``skillpilot.market.find_skill`` for scope market or all; the facade filters by id and
-    tier, side effects (which the public projection does not carry) are filtered here."""
-    by_id = {s.id: s for s in pilot.skills()}
-    # Ask for as many more as the side-effect filter can remove, so it never shortens the list.
-    extra = sum(1 for s in by_id.values() if not keep(s)) if "side_effects" in filters else 0
-    answer = market_find_skill(
-        intent,
-        market=market,
-        installed=pilot,
-        scope=MARKET_SOURCES[scope],
-        top_k=top_k + extra,
-        filters={k: v for k, v in filters.items() if k != "side_effects"},
-    )
-    results = [r for r in answer["results"] if r["id"] not in by_id or keep(by_id[r["id"]])][:top_k]
-    return {**answer, "scope": scope, "results": results}
-
-
-def _filter(pilot: SkillPilot, filters: dict[str, Any]) -> Callable[[IndexedSkill], bool]:
-    unknown = sorted(set(filters) - set(FILTERS))
-    if unknown:
-        raise _Invalid("filters", f"unknown filter {', '.join(unknown)}", tuple(FILTERS))
-    chosen: dict[str, set[str]] = {}
-    for name, value in filters.items():
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise _Invalid(f"filters.{name}", f"filters.{name} must be a list of strings")
-        allowed = FILTERS[name]
-        if allowed is not None and (bad := sorted(set(value) - set(allowed))):
-            raise _Invalid(
-                f"filters.{name}",
-                f"filters.{name}: {', '.join(bad)} is not one of {', '.join(allowed)}",
-                tuple(allowed),
-            )
-        chosen[name] = set(value)
-
-    def keep(skill: IndexedSkill) -> bool:
-        return (
-            skill.id not in chosen.get("exclude_ids", set())
-            and ("trust_tiers" not in chosen or _tier(pilot, skill) in chosen["trust_tiers"])
-            and ("side_effects" not in chosen or skill.fingerprint.side_effects in chosen["side_effects"])
-        )
-
-    return keep
-
-
-def _public(
-    pilot: SkillPilot, skill: IndexedSkill, score: float | None, matched_by: tuple[str, ...]
-) -> dict[str, Any]:
-    """A skill's public projection (seed 001): what it is for, never its instructions."""
-    result: dict[str, Any] = {
-        "id": skill.id,
-        "name": skill.name,
-        "description": skill.skill.description,
-        "source": "installed",
-        "trust_tier": _tier(pilot, skill),
-        "side_effects": skill.fingerprint.side_effects,
-        "path": skill.skill.path,
-    }
-    if score is not None:
-        result["score"] = score
-        result["matched_by"] = _matched_by(matched_by)
-    return result
 
 
 # -- ontology://schema ----------------------------------------------------------------------
@@ -569,19 +438,8 @@ def schema_of(pilot: SkillPilot) -> dict[str, Any]:
             },
             "RouteResult": {
                 "description": "route(message): exactly one decision per message",
-                "properties": [
-                    "query",
-                    "skill",
-                    "confidence",
-                    "decision",
-                    "method",
-                    "alternatives",
-                    "conflict_resolved",
-                    "conflict_alternatives",
-                    "reasons",
-                    "unmet_preconditions",
-                    "latency_ms",
-                ],
+                # From the type, so a new field is in the schema the day it is in the answer.
+                "properties": [f.name for f in fields(RouteResult)],
             },
             "SearchResult": {
                 "description": "ontoskill(q) when q is not a skill id",
@@ -643,7 +501,7 @@ def schema_of(pilot: SkillPilot) -> dict[str, Any]:
         },
         "tools": {
             "route": {"message": "string"},
-            "ontoskill": {"q": "string", "top_k": "integer 1-100 (5)"},
+            "ontoskill": {"q": "string", "top_k": f"integer {TOP_K_RANGE} ({DEFAULT_TOP_K})"},
             "omni_retrieve": {
                 "query": "string",
                 "sessionId|graphSpace|knowledgeBase": "string?",
@@ -654,7 +512,7 @@ def schema_of(pilot: SkillPilot) -> dict[str, Any]:
             "find_skill": {
                 "intent": "string ('' lists)",
                 "scope": "all|installed|market",
-                "top_k": "integer 1-100 (5)",
+                "top_k": f"integer {TOP_K_RANGE} ({DEFAULT_TOP_K})",
                 "filters": {"exclude_ids": "string[]", "trust_tiers": "string[]", "side_effects": "string[]"},
             },
         },

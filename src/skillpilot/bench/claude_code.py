@@ -1,0 +1,285 @@
+"""The real Claude Code CLI driven offline: a scripted Anthropic Messages API on 127.0.0.1.
+
+Claude Code (``claude -p``) talks to ``$ANTHROPIC_BASE_URL/v1/messages`` with ``stream: true``
+and reads Server-Sent Events: ``message_start``, then per content block ``content_block_start`` /
+``content_block_delta`` (``text_delta`` or ``input_json_delta``) / ``content_block_stop``, then
+``message_delta`` (stop reason, usage) and ``message_stop``. This server records every request
+and answers each ``/v1/messages`` call with the reply its ``script`` picks for that request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+Block = dict[str, Any]
+Script = Callable[["Recorded"], list[Block]]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request the CLI made: method, path, headers and the JSON body (``{}`` when none)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    def text(self) -> str:
+        """Everything the model would read in this request: system prompt, messages, tool specs."""
+        return json.dumps({k: self.body.get(k) for k in ("system", "messages", "tools")}, ensure_ascii=False)
+
+
+def text_reply(text: str) -> list[Block]:
+    return [{"type": "text", "text": text}]
+
+
+def tool_use(name: str, tool_input: dict[str, Any], block_id: str) -> list[Block]:
+    return [{"type": "tool_use", "id": block_id, "name": name, "input": tool_input}]
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _stream(model: str, blocks: list[Block]) -> Iterator[bytes]:
+    usage = {"input_tokens": 10, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    message: dict[str, Any] = {
+        "id": "msg_scripted",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    yield _sse("message_start", {"type": "message_start", "message": message})
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            yield _sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+            )
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            yield _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        yield _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+        yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    yield _sse(
+        "message_delta",
+        {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}},
+    )
+    yield _sse("message_stop", {"type": "message_stop"})
+
+
+@dataclass
+class ScriptedApi:
+    """The server's state: the script and every request received, in order."""
+
+    script: Script
+    requests: list[Recorded] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    url: str = ""
+
+    def model_requests(self) -> list[Recorded]:
+        """The ``/v1/messages`` calls (not token counts or other side requests)."""
+        with self.lock:
+            return [r for r in self.requests if r.path.split("?")[0] == "/v1/messages"]
+
+
+def _handler(api: ScriptedApi) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _record(self) -> Recorded:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw) if raw else {}
+            except ValueError:
+                body = {"raw": raw.decode("utf-8", "replace")}
+            recorded = Recorded(self.command, self.path, dict(self.headers.items()), body)
+            with api.lock:
+                api.requests.append(recorded)
+            return recorded
+
+        def _json(self, status: int, data: dict[str, Any]) -> None:
+            payload = json.dumps(data).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def do_GET(self) -> None:
+            self._record()
+            self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "scripted API"}})
+
+        do_HEAD = do_GET
+
+        def do_POST(self) -> None:
+            recorded = self._record()
+            route = self.path.split("?")[0]
+            if route == "/v1/messages/count_tokens":
+                self._json(200, {"input_tokens": len(json.dumps(recorded.body)) // 4})
+                return
+            if route != "/v1/messages":
+                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": route}})
+                return
+            blocks = api.script(recorded)
+            model = str(recorded.body.get("model", "claude-scripted"))
+            if not recorded.body.get("stream"):
+                stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+                self._json(
+                    200,
+                    {
+                        "id": "msg_scripted",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": blocks,
+                        "stop_reason": stop,
+                        "stop_sequence": None,
+                        "usage": {"input_tokens": 10, "output_tokens": 5},
+                    },
+                )
+                return
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.send_header("connection", "close")
+            self.end_headers()
+            for chunk in _stream(model, blocks):
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            self.close_connection = True
+
+    return Handler
+
+
+@contextmanager
+def scripted_api(script: Script) -> Iterator[ScriptedApi]:
+    """Serve ``script`` on 127.0.0.1 (a free port) for the duration of the block."""
+    api = ScriptedApi(script)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(api))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    api.url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield api
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# `.ci/run` installs the pinned CLI here; CLAUDE_CODE_BIN points at another copy.
+CLAUDE_CODE_PREFIX = Path("/opt/claude-code")
+LISTING_HEADER = "The following skills are available for use with the Skill tool:\n\n"
+HOOK_CONTEXT_HEADER = "UserPromptSubmit hook additional context: "
+
+
+def find_claude_binary() -> Path | None:
+    """The real Claude Code binary (the platform package inside the npm install), if installed."""
+    configured = os.environ.get("CLAUDE_CODE_BIN")
+    candidates = (
+        [Path(configured)]
+        if configured
+        else sorted((CLAUDE_CODE_PREFIX / "node_modules" / "@anthropic-ai").glob("claude-code-*/claude"))
+    )
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def claude_env(home: Path, api: ScriptedApi, **extra: str) -> dict[str, str]:
+    """The environment of an offline ``claude`` run: a throwaway HOME, the scripted API, a dummy key."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": api.url,
+        "ANTHROPIC_API_KEY": "sk-ant-offline-test",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        **extra,
+    }
+
+
+def run_claude(
+    binary: Path, prompt: str, cwd: Path, env: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [str(binary), "-p", prompt, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"claude exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def _texts(request: Recorded) -> Iterator[str]:
+    for message in request.body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            yield content
+        elif isinstance(content, list):
+            yield from (block.get("text", "") for block in content if isinstance(block, dict))
+
+
+def skill_listing(request: Recorded) -> dict[str, str | None]:
+    """Claude Code's own skill listing in a model request: skill name -> description, or None
+    for a name listed bare (Claude Code drops descriptions when the listing outgrows its budget)."""
+    for text in _texts(request):
+        start = text.find(LISTING_HEADER)
+        if start < 0:
+            continue
+        listing: dict[str, str | None] = {}
+        body = text[start + len(LISTING_HEADER) :]
+        for line in body.split("\n"):
+            if not line.startswith("- "):
+                if not line.strip() or line.startswith(HOOK_CONTEXT_HEADER):
+                    break
+                continue  # a multi-line description's continuation
+            name, _, description = line[2:].partition(": ")
+            listing[name.strip().rstrip(":")] = description or None
+        return listing
+    return {}
+
+
+def listing_chars(request: Recorded) -> int:
+    """Characters of the skill listing block (header included) in a model request."""
+    for text in _texts(request):
+        start = text.find(LISTING_HEADER)
+        if start >= 0:
+            end = text.find("\n\n", start + len(LISTING_HEADER))
+            return (end if end >= 0 else len(text)) - start
+    return 0
+
+
+def hook_context(request: Recorded) -> str | None:
+    """The ``additionalContext`` of the UserPromptSubmit hook as Claude Code put it in the request."""
+    for text in _texts(request):
+        start = text.find(HOOK_CONTEXT_HEADER)
+        if start >= 0:
+            return text[start + len(HOOK_CONTEXT_HEADER) :]
+    return None
+
+
+def copy_skills(source: Path, target: Path, names: list[str]) -> None:
+    for name in names:
+        shutil.copytree(source / name, target / name)

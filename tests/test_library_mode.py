@@ -1,0 +1,32 @@
+"""Library mode's hook context: a skill under a configured library root is handed over by path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillpilot.adapters import action_for
+from skillpilot.adapters.claude_code import SKILL_TOOL, hook_context
+
+from .conftest import write_skill
+from .surfaces_util import indexed
+
+
+def test_a_library_skill_is_read_by_path_and_a_listed_one_invoked(tmp_path: Path) -> None:
+    library = tmp_path / "library"
+    skill_md = write_skill(
+        library,
+        "invoice-pdf",
+        "name: invoice-pdf\ndescription: Render an invoice as a PDF from line items and a customer address.",
+        "# Invoice PDF\n",
+    )
+    pilot = indexed(tmp_path / "home")
+    pilot.index([library])
+    result = pilot.route("render an invoice pdf for these line items")
+    assert result.skill is not None and result.skill.name == "invoice-pdf" and result.decision != "passthrough"
+    context = hook_context(result, {}, pilot.settings.soft_threshold, (str(library),))
+    assert context is not None
+    assert f"read {skill_md} and follow its instructions" in context
+    assert SKILL_TOOL not in context and "Render an invoice as a PDF" in context
+    listed = action_for(result, pilot.settings.soft_threshold, SKILL_TOOL).context
+    assert SKILL_TOOL in listed and "SKILL.md" not in listed
+    pilot.close()

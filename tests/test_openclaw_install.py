@@ -1,0 +1,46 @@
+"""The README's OpenClaw plugin commands, run as written with OpenClaw's own CLI in a clean HOME.
+
+Marked ``real_cli`` (CI-only, a minute or more: each openclaw command starts its whole CLI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+from .openclaw_util import require_openclaw
+
+pytestmark = pytest.mark.real_cli
+
+
+def readme_block(marker: str) -> str:
+    """The bash block of README.md between ``<!-- marker -->`` and ``<!-- /marker -->``."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.search(rf"<!-- {marker} -->\n```bash\n(.*?)```\n<!-- /{marker} -->", text, re.S)
+    assert found, f"README.md has no {marker} block"
+    return found.group(1)
+
+
+def test_the_documented_plugin_commands_install_and_enable_the_plugin(tmp_path: Path) -> None:
+    node, openclaw = require_openclaw()
+    script = readme_block("openclaw-plugin").replace("/path/to/skillpilot", str(REPO))
+    assert not (REPO / "adapters" / "openclaw" / "node_modules").exists(), "the plugin folder must ship bare"
+    bin_dirs = f"{node.parent}{os.pathsep}{openclaw.parent / '.bin'}"
+    env = {"PATH": f"{bin_dirs}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(tmp_path)}
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Linked plugin path: " + str(REPO / "adapters" / "openclaw") in proc.stdout
+    assert "blocked" not in proc.stdout + proc.stderr, proc.stdout
+    assert "checks passed" in proc.stdout, proc.stdout
+    config = json.loads((tmp_path / ".openclaw" / "openclaw.json").read_text(encoding="utf-8"))
+    entry = config["plugins"]["entries"]["skillpilot"]
+    assert entry == {"enabled": True, "hooks": {"allowConversationAccess": True}}
+    assert str(REPO / "adapters" / "openclaw") in config["plugins"]["load"]["paths"]
