@@ -106,6 +106,11 @@ def test_try_box_tells_a_pick_from_a_pass_through_and_records_feedback(tmp_path:
         page.wait_for_selector("#feedback-status:has-text('recorded')")
         assert egg in page.locator("#newest-rows tr").first.inner_text()
         page.close()
+    # The try box's routes are the dashboard's own in the log, apart from the other surfaces.
+    assert [(e.surface, e.query) for e in pilot.route_log.entries(limit=2)] == [
+        ("dashboard", egg),
+        ("dashboard", "commit my changes"),
+    ]
     signals = pilot.feedback_store.signals()
     assert [(s.kind, s.query, s.skill, s.wrong) for s in signals] == [
         ("confirmed", "commit my changes", "git-commit", None),

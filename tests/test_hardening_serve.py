@@ -17,6 +17,7 @@ pytest.importorskip("fastapi")
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.errors import ConfigError  # noqa: E402
 from skillpilot.serve.http import create_app, serve  # noqa: E402
+from skillpilot.serve.limits import MAX_MESSAGE_CHARS  # noqa: E402
 
 from .conftest import write_skill  # noqa: E402
 from .surfaces_util import uvicorn_on_loopback  # noqa: E402
@@ -138,8 +139,9 @@ def test_lone_surrogates_and_control_characters_in_a_body_get_an_answer(pilot: S
             status, answer = send(url, "POST", "/route", ('{"message": ' + text + "}").encode())
             assert status == 422 and _is_error(answer, "InvalidRequest")
             assert answer["error"]["details"][0]["field"] == "message"
-        # NUL, bidi and control characters are text: routed.
-        body = json.dumps({"message": "\u0000\u202e\u0007 commit my changes " + "x" * 100_000}).encode()
+        # NUL, bidi and control characters are text: routed, a long line too (up to the limit).
+        long_line = "x" * (MAX_MESSAGE_CHARS - 100)
+        body = json.dumps({"message": "\u0000\u202e\u0007 commit my changes " + long_line}).encode()
         status, answer = send(url, "POST", "/route", body)
         assert (status, answer["skill"]["id"]) == (200, "git-commit")
         status, answer = send(url, "POST", "/search", json.dumps({"query": "\u202ecommit\u0000"}).encode())

@@ -32,7 +32,9 @@ def _cli(args: list[str], env: dict[str, str]) -> dict[str, object]:
 @pytest.fixture
 def keyword_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("SKILLPILOT_ENABLE_SEMANTIC", "false")
-    monkeypatch.delenv("SKILLPILOT_STORE", raising=False)
+    # Set (empty: the default) so the teardown undoes what `skillpilot --store` writes into the
+    # environment of this process.
+    monkeypatch.setenv("SKILLPILOT_STORE", "")
     return {"SKILLPILOT_HOME": str(tmp_path / "home"), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
 
 

@@ -15,7 +15,7 @@ pytest.importorskip("mcp")
 
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.serve.http import create_app  # noqa: E402
-from skillpilot.serve.limits import MAX_QUERY_CHARS, MAX_TOP_K  # noqa: E402
+from skillpilot.serve.limits import MAX_MESSAGE_CHARS, MAX_TOP_K  # noqa: E402
 
 from .surfaces_util import indexed, uvicorn_on_loopback  # noqa: E402
 from .test_surfaces_mcp import call  # noqa: E402
@@ -59,7 +59,7 @@ def test_http_answers_as_the_mcp_tool(pilot: SkillPilot) -> None:
     [
         ({"intent": "resize", "top_k": 0}, "top_k"),
         ({"intent": "resize", "top_k": MAX_TOP_K + 1}, "top_k"),
-        ({"intent": "x" * (MAX_QUERY_CHARS + 1)}, "intent"),
+        ({"intent": "x" * (MAX_MESSAGE_CHARS + 1)}, "intent"),
         ({"intent": "resize", "scope": "galaxy"}, "scope"),
         ({"intent": "resize", "filters": {"colour": ["red"]}}, "filters"),
     ],

@@ -21,7 +21,7 @@ pytest.importorskip("fastapi")
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.serve import Refresher, read_serve_file, serve_file  # noqa: E402
 from skillpilot.serve.http import create_app  # noqa: E402
-from skillpilot.serve.limits import MAX_BODY_BYTES, MAX_QUERY_CHARS  # noqa: E402
+from skillpilot.serve.limits import MAX_BODY_BYTES, MAX_MESSAGE_CHARS  # noqa: E402
 
 from .conftest import EXAMPLES, write_skill  # noqa: E402
 from .surfaces_util import (  # noqa: E402
@@ -136,7 +136,7 @@ def test_bad_requests_get_4xx_and_big_bodies_413(pilot: SkillPilot) -> None:
         just_under = b'{"message": "commit my changes"' + b" " * (MAX_BODY_BYTES - 100) + b"}"
         assert len(just_under) <= MAX_BODY_BYTES
         assert request(url, "POST", "/route", just_under)[0] == 200
-        too_long = post(url, "/route", {"message": "x" * (MAX_QUERY_CHARS + 1)})
+        too_long = post(url, "/route", {"message": "x" * (MAX_MESSAGE_CHARS + 1)})
         assert too_long[0] == 422 and "message" in too_long[1]["error"]["message"]
 
 

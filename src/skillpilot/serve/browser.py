@@ -25,9 +25,9 @@ import time
 from urllib.parse import parse_qs, urlsplit
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from .guard import error_response
+from .guard import SafeJSONResponse, bearer_matches, error_response
 
 COOKIE = "skillpilot_session"
 CODE_SECONDS = 600.0
@@ -38,7 +38,7 @@ class BrowserSessions:
     """The cookie value a token signs in with, and the outstanding one-time codes."""
 
     def __init__(self, token: str) -> None:
-        self._token = token
+        self.token = token
         self.cookie_value = hmac.new(token.encode(), b"skillpilot dashboard session", hashlib.sha256).hexdigest()
         self._codes: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -58,7 +58,7 @@ class BrowserSessions:
 
     def token_matches(self, candidate: str) -> bool:
         # compare_digest: the time a wrong token takes to reject must not reveal its prefix.
-        return secrets.compare_digest(candidate.encode(), self._token.encode())
+        return secrets.compare_digest(candidate.encode("utf-8", "surrogatepass"), self.token.encode())
 
     def signed_in(self, request: Request) -> bool:
         return secrets.compare_digest(request.cookies.get(COOKIE, ""), self.cookie_value)
@@ -108,11 +108,9 @@ def router_for(sessions: BrowserSessions) -> APIRouter:
     @router.post("/login/link")
     def login_link(request: Request) -> Response:
         # Bearer only: a cookie must not mint new links for whoever can reach the page.
-        header = request.headers.get("authorization", "")
-        if not (header.startswith("Bearer ") and sessions.token_matches(header.removeprefix("Bearer "))):
-            message = "send the token as `Authorization: Bearer <token>`"
-            return error_response(401, "Unauthorised", message)
-        return JSONResponse({"url": f"/login?code={sessions.new_code()}"})
+        if not bearer_matches(request.headers.get("authorization"), sessions.token):
+            return error_response(401, "Unauthorised", "send the token as `Authorization: Bearer <token>`")
+        return SafeJSONResponse({"url": f"/login?code={sessions.new_code()}"})
 
     @router.post("/logout")
     def logout(request: Request) -> Response:

@@ -17,7 +17,8 @@
                      newest first, "total", "offset", "limit"}
 
 Both listings page on the server, so the page stays small at any catalog or log size. The page
-signs in with a cookie (``serve.browser``) or calls without one on a service with no token.
+signs in with a cookie (``serve.browser``) or calls without one on a service with no token; its
+"try a message" box calls ``POST /route`` with the trace, logged as surface ``dashboard``.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from ..omni.model import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, SourceName
 from . import SharedPilot, calls, find
 from .guard import error_response
 from .limits import DEFAULT_TOP_K as DEFAULT_SKILLS
-from .limits import MAX_QUERY_CHARS, MAX_TOP_K, MIN_TOP_K
+from .limits import MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 
 
 class _Body(BaseModel):
@@ -58,7 +58,7 @@ class PlanRequest(_Body):
 
 
 class FindSkillRequest(_Body):
-    intent: str = Field("", max_length=MAX_QUERY_CHARS, description="What the skill should do; empty lists skills.")
+    intent: str = Field("", max_length=MAX_MESSAGE_CHARS, description="What the skill should do; empty lists skills.")
     scope: str = Field("all", description="all, installed or market.", json_schema_extra={"enum": list(find.SCOPES)})
     top_k: int = Field(DEFAULT_SKILLS, ge=MIN_TOP_K, le=MAX_TOP_K, description="At most this many skills.")
     filters: dict[str, Any] | None = Field(

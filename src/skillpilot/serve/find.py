@@ -24,7 +24,7 @@ from ..market import Market
 from ..market import find_skill as market_find_skill
 from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill
 from ..router import SkillPilot
-from .limits import MAX_QUERY_CHARS, MAX_TOP_K, MIN_TOP_K
+from .limits import MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 
 SCOPES = ("all", "installed", "market")
 FILTERS = {"exclude_ids": None, "trust_tiers": TRUST_TIERS, "side_effects": SIDE_EFFECTS}
@@ -48,8 +48,8 @@ def check_top_k(value: int, argument: str = "top_k") -> int:
 
 
 def check_query(argument: str, value: str, allow_empty: bool = False) -> str:
-    if len(value) > MAX_QUERY_CHARS:
-        raise InvalidArgument(argument, f"{argument} is {len(value)} characters; the limit is {MAX_QUERY_CHARS}")
+    if len(value) > MAX_MESSAGE_CHARS:
+        raise InvalidArgument(argument, f"{argument} is {len(value)} characters; the limit is {MAX_MESSAGE_CHARS}")
     if not allow_empty and not value.strip():
         raise InvalidArgument(argument, f"{argument} must not be empty")
     return value

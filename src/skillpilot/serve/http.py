@@ -85,7 +85,7 @@ from .guard import (
     error_response,
     install_error_handlers,
 )
-from .limits import DEFAULT_TOP_K, MAX_BODY_BYTES, MAX_QUERY_CHARS, MAX_TOP_K, MIN_TOP_K
+from .limits import DEFAULT_TOP_K, MAX_BODY_BYTES, MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class _Body(BaseModel):
 
 
 class RouteRequest(_Body):
-    message: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The user message to route.")
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, description="The user message to route.")
     trace: bool = Field(False, description="Include every stage of the decision.")
     surface: str = Field(
         "http", pattern=r"^[a-z][a-z0-9-]{0,31}$", description="Who asks, for the routing log (e.g. hook)."
@@ -110,16 +110,16 @@ class RouteRequest(_Body):
 
 
 class ExplainRequest(_Body):
-    message: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
 
 
 class ActionRequest(_Body):
-    message: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     via: str | None = Field(None, description='The tool that invokes a skill, e.g. "your Skill tool".')
 
 
 class SearchRequest(_Body):
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     top_k: int = Field(DEFAULT_TOP_K, ge=MIN_TOP_K, le=MAX_TOP_K)
 
 

@@ -29,7 +29,7 @@ with meaning matched too it is SkillPilot's ranking in the same result shape, ``
 ``hybrid`` (SkillPilot scores whole skills, never OntoSkills' intent-level ``semantic`` shape).
 
 Limits (``serve.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
-``MAX_QUERY_CHARS`` characters.
+``MAX_MESSAGE_CHARS`` characters.
 
 Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
 message, argument?, allowed?}``, never a traceback; over stdio nothing but protocol is written
