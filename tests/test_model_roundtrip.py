@@ -29,6 +29,7 @@ EVERY_FIELD_SET = RouteResult(
         StageTrace("threshold", (), ("hard >= 0.8",)),
     ),
     latency_ms=4.5,
+    load_ms=812.0,
     plan=(PlanStep("commit my changes", COMMIT, 0.91, "hard"), PlanStep("push them", None, 0.2, "passthrough")),
 )
 

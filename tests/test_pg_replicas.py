@@ -36,9 +36,10 @@ def _environment(home: Path, url: str) -> dict[str, str]:
 
 
 def _comparable(result: dict[str, Any]) -> dict[str, Any]:
-    """The answer as JSON carries it (tuples become lists), latency dropped."""
+    """The answer as JSON carries it (tuples become lists), latency and load time dropped."""
     data: dict[str, Any] = json.loads(json.dumps(result))
     data.pop("latency_ms")
+    data.pop("load_ms")
     return data
 
 
