@@ -183,16 +183,22 @@ def test_cli_route_and_batch_survive_any_bytes(pilot: SkillPilot, tmp_path: Path
 
 def test_the_claude_code_hook_answers_any_prompt(pilot: SkillPilot, tmp_path: Path) -> None:
     home = pilot.settings.home
-    for payload in (
-        b'{"hook_event_name": "UserPromptSubmit", "prompt": "commit \\ud800 my changes", "cwd": "/tmp"}',
-        b'{"hook_event_name": "UserPromptSubmit", "prompt": "commit \xff\xfe my changes", "cwd": "/tmp"}',
-        b'{"hook_event_name": "UserPromptSubmit", "prompt": "\\u0000\\u202e' + b"x" * 100_000 + b'", "cwd": "/tmp"}',
-        b"\xff\xfe not json",
-    ):
-        result = _cli(home, "hook", "claude-code", stdin=payload)
-        assert result.returncode == 0, result.stderr
-        assert b"Traceback" not in result.stderr
-        result.stdout.decode("utf-8")
+    try:
+        for payload in (
+            b'{"hook_event_name": "UserPromptSubmit", "prompt": "commit \\ud800 my changes", "cwd": "/tmp"}',
+            b'{"hook_event_name": "UserPromptSubmit", "prompt": "commit \xff\xfe my changes", "cwd": "/tmp"}',
+            b'{"hook_event_name": "UserPromptSubmit", "prompt": "\\u0000\\u202e'
+            + b"x" * 100_000
+            + b'", "cwd": "/tmp"}',
+            b"\xff\xfe not json",
+        ):
+            result = _cli(home, "hook", "claude-code", stdin=payload)
+            assert result.returncode == 0, result.stderr
+            assert b"Traceback" not in result.stderr
+            result.stdout.decode("utf-8")
+    finally:
+        # The first prompt found no service and started one in the background: stop it.
+        _cli(home, "service", "stop")
 
 
 def test_http_answers_any_text(pilot: SkillPilot) -> None:
