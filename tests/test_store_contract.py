@@ -201,3 +201,14 @@ def test_cli_index_and_route_with_a_postgres_store(postgres_url: str, tmp_path: 
     refused = cli("route", "commit my changes", "--store", "postgresql://nobody@127.0.0.1:1/none")
     assert refused.returncode == 1 and refused.stdout == ""
     assert "cannot open the PostgreSQL index" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_file_stats_are_replaced_per_root_and_dropped_with_it(new_store: StoreFactory) -> None:
+    store = new_store()
+    store.apply(IndexChanges(roots=("/a", "/b"), file_stats={"/a": {"x": (10, 2**62)}, "/b": {"y": (1, 2)}}))
+    store.apply(IndexChanges(roots=("/a",), file_stats={"/a": {"z": (3, 4)}}))
+    reopened = new_store()
+    assert reopened.file_stats("/a") == {"z": (3, 4)}
+    assert reopened.file_stats("/b") == {"y": (1, 2)}
+    reopened.apply(IndexChanges(dropped_roots=("/b",)))
+    assert new_store().file_stats("/b") == {}

@@ -57,6 +57,8 @@ class IndexChanges:
     conflicts: ConflictGraph | None = None
     # Also delete vectors whose skill is gone (left by older versions' read path).
     prune_orphans: bool = False
+    # Per root in here, the (size, mtime_ns) of each skill's SKILL.md, replacing the stored ones.
+    file_stats: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class SkillStore(Protocol):
     generation is the one the rest was read at): a router builds its catalog from one snapshot.
     ``fetch`` re-reads a few skills by ``(root, key)`` (in the order asked, missing ones left
     out), so a search can show current data after ranking on a cached catalog.
+    ``file_stats`` is what the last index run saw of each SKILL.md, so an unchanged one is not re-read.
     ``orphan_vectors`` counts stored vectors whose skill is gone; ``apply`` with
     ``prune_orphans`` deletes them.
     """
@@ -91,6 +94,7 @@ class SkillStore(Protocol):
     def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]: ...
     def roots(self) -> list[str]: ...
     def hashes(self, root: str) -> dict[str, str]: ...
+    def file_stats(self, root: str) -> dict[str, tuple[int, int]]: ...
     def vector_keys(self, encoder: str) -> set[tuple[str, str]]: ...
     def skipped(self) -> list[SkippedFile]: ...
     def generation(self) -> int: ...

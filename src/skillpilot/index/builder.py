@@ -93,6 +93,7 @@ def build_index(
     removed: list[tuple[str, str]] = []
     skipped: list[tuple[str, SkippedFile]] = []
     warnings: list[str] = []
+    file_stats: dict[str, dict[str, tuple[int, int]]] = {}
     unchanged = added = updated = 0
     now = time.time()
     for path, root in zip(paths, roots, strict=True):
@@ -100,11 +101,15 @@ def build_index(
             if progress:
                 progress(label, done, total)
 
-        loaded = load_skills([Path(root)], progress=on_file)
+        known = store.hashes(root)
+        # A SKILL.md whose size and mtime are as last indexed is not re-read (its hash cannot have changed).
+        reuse = {key: stat for key, stat in store.file_stats(root).items() if key in known}
+        loaded = load_skills([Path(root)], progress=on_file, reuse=reuse)
         warnings.extend(loaded.warnings)
         skipped.extend((root, s) for s in loaded.skipped)
-        known = store.hashes(root)
-        seen: set[str] = set()
+        file_stats[root] = loaded.file_stats
+        seen: set[str] = set(loaded.reused)
+        unchanged += len(loaded.reused)
         for skill in loaded.skills:
             skill = replace(skill, root=root)
             if skill.key in seen:
@@ -166,6 +171,7 @@ def build_index(
             meta=meta,
             conflicts=conflicts,
             prune_orphans=True,
+            file_stats=file_stats,
         )
     )
     return IndexReport(

@@ -82,6 +82,13 @@ CREATE TABLE IF NOT EXISTS vectors (
     head vector NOT NULL,
     PRIMARY KEY (root, key, encoder)
 );
+CREATE TABLE IF NOT EXISTS file_stats (
+    root text NOT NULL,
+    key text NOT NULL,
+    size bigint NOT NULL,
+    mtime_ns bigint NOT NULL,
+    PRIMARY KEY (root, key)
+);
 CREATE TABLE IF NOT EXISTS skipped (root text NOT NULL, path text NOT NULL, reason text NOT NULL);
 CREATE TABLE IF NOT EXISTS conflict_graph (
     id integer PRIMARY KEY CHECK (id = 1),
@@ -167,6 +174,10 @@ class PostgresStore:
         rows = self._rows("SELECT key, content_hash FROM skills WHERE root=%s", (root,))
         return {key: content_hash for key, content_hash in rows}
 
+    def file_stats(self, root: str) -> dict[str, tuple[int, int]]:
+        rows = self._rows("SELECT key, size, mtime_ns FROM file_stats WHERE root=%s", (root,))
+        return {key: (size, mtime_ns) for key, size, mtime_ns in rows}
+
     def vector_keys(self, encoder: str) -> set[tuple[str, str]]:
         return {(r, k) for r, k in self._rows("SELECT root, key FROM vectors WHERE encoder=%s", (encoder,))}
 
@@ -177,7 +188,7 @@ class PostgresStore:
         with self._transaction() as db:
             for root in changes.dropped_roots:
                 for table, column in (("skills", "root"), ("vectors", "root"), ("skipped", "root"),
-                                      ("roots", "path")):
+                                      ("file_stats", "root"), ("roots", "path")):
                     db.execute(sql.SQL("DELETE FROM {} WHERE {} = %s").format(
                         sql.Identifier(table), sql.Identifier(column)), (root,))
             for root in changes.roots:
@@ -214,6 +225,16 @@ class PostgresStore:
                 cursor.executemany(
                     "INSERT INTO skipped VALUES (%s, %s, %s)",
                     [(root, s.path, s.reason) for root, s in changes.skipped],
+                )
+                for root in changes.file_stats:
+                    db.execute("DELETE FROM file_stats WHERE root=%s", (root,))
+                cursor.executemany(
+                    "INSERT INTO file_stats VALUES (%s, %s, %s, %s)",
+                    [
+                        (root, key, size, mtime_ns)
+                        for root, stats in changes.file_stats.items()
+                        for key, (size, mtime_ns) in stats.items()
+                    ],
                 )
             for key, value in {**changes.meta, "last_updated": repr(now)}.items():
                 db.execute(

@@ -44,6 +44,13 @@ CREATE TABLE IF NOT EXISTS vectors (
     data BLOB NOT NULL,
     PRIMARY KEY (root, key, encoder)
 );
+CREATE TABLE IF NOT EXISTS file_stats (
+    root TEXT NOT NULL,
+    key TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    PRIMARY KEY (root, key)
+);
 CREATE TABLE IF NOT EXISTS skipped (root TEXT NOT NULL, path TEXT NOT NULL, reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS conflict_graph (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -89,6 +96,10 @@ class SQLiteStore:
         rows = self._db.execute("SELECT key, content_hash FROM skills WHERE root=?", (root,))
         return {key: content_hash for key, content_hash in rows}
 
+    def file_stats(self, root: str) -> dict[str, tuple[int, int]]:
+        rows = self._db.execute("SELECT key, size, mtime_ns FROM file_stats WHERE root=?", (root,))
+        return {key: (size, mtime_ns) for key, size, mtime_ns in rows}
+
     def vector_keys(self, encoder: str) -> set[tuple[str, str]]:
         rows = self._db.execute("SELECT root, key FROM vectors WHERE encoder=?", (encoder,))
         return {(root, key) for root, key in rows}
@@ -98,7 +109,7 @@ class SQLiteStore:
         now = time.time()
         with self._in_transaction, transaction(self._db, self.path, "index") as db:
             for root in changes.dropped_roots:
-                for table in ("skills", "vectors", "skipped", "roots"):
+                for table in ("skills", "vectors", "skipped", "file_stats", "roots"):
                     column = "path" if table == "roots" else "root"
                     db.execute(f"DELETE FROM {table} WHERE {column}=?", (root,))
             for root in changes.roots:
@@ -128,6 +139,12 @@ class SQLiteStore:
                 )
             for root, skipped in changes.skipped:
                 db.execute("INSERT INTO skipped VALUES (?, ?, ?)", (root, skipped.path, skipped.reason))
+            for root, stats in changes.file_stats.items():
+                db.execute("DELETE FROM file_stats WHERE root=?", (root,))
+                db.executemany(
+                    "INSERT INTO file_stats VALUES (?, ?, ?, ?)",
+                    [(root, key, size, mtime_ns) for key, (size, mtime_ns) in stats.items()],
+                )
             for key, value in changes.meta.items():
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
             if changes.prune_orphans:

@@ -24,6 +24,10 @@ Guarantees:
 - skills come out in root order, then by key; two skills with the same ``name`` both stay;
 - version-control, dependency and cache folders (``.git``, ``node_modules``, ``.venv`` ...) are
   not searched;
+- with ``reuse`` (key -> ``(size, mtime_ns)`` of a SKILL.md as last read), a SKILL.md whose stat
+  still matches is not read: its key is in ``reused`` and it gives no skill. ``file_stats`` has
+  the stat of every SKILL.md read or reused, except files changed in the last seconds (an edit
+  within the clock's resolution could keep both size and mtime, so those are read next time too);
 - ``progress(done, total)`` is called once with ``done=0`` when the files are known, then after
   each file is read.
 """
@@ -33,9 +37,10 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import time
 from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields, is_dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -44,7 +49,7 @@ from ..model import Skill, SkippedFile
 from ..text import clean_text
 from .catalog import parse_tool_catalog
 from .loaders import Loader, loader_for_file, loader_for_root
-from .skillmd import read_skill_md
+from .skillmd import read_skill_md, skill_key
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -65,15 +70,22 @@ _PRUNED = frozenset(
         ".ruff_cache",
     }
 )
+# A file modified this recently may still change within its mtime's resolution: not trusted.
+_SETTLED_NS = 2_000_000_000
+
+FileStat = tuple[int, int]
 
 
 @dataclass(frozen=True)
 class LoadResult:
-    """Everything one load found: skills, files it could not read, and field warnings."""
+    """Everything one load found: skills, files it could not read, and field warnings; with
+    ``reuse``, the keys of the SKILL.md files left unread and every SKILL.md's (size, mtime_ns)."""
 
     skills: tuple[Skill, ...]
     skipped: tuple[SkippedFile, ...]
     warnings: tuple[str, ...]
+    reused: tuple[str, ...] = ()
+    file_stats: dict[str, FileStat] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -92,8 +104,12 @@ class _Found:
 def load_skills(
     roots: Sequence[Path],
     progress: Callable[[int, int], None] | None = None,
+    reuse: Mapping[str, FileStat] | None = None,
 ) -> LoadResult:
     """Read every skill under ``roots``; see the module docstring for what is guaranteed."""
+    settled_before = time.time_ns() - _SETTLED_NS
+    reused: list[str] = []
+    file_stats: dict[str, FileStat] = {}
     skipped: list[SkippedFile] = []
     found: list[_Found] = []
     links: list[tuple[int, Path, deque[Path], set[tuple[int, int]]]] = []
@@ -148,9 +164,16 @@ def load_skills(
                 skills.extend((item.root_rank, module) for module in modules)
                 warnings.extend(notes)
             else:
-                skill, notes = read_skill_md(item.file, item.root)
-                skills.append((item.root_rank, skill))
-                warnings.extend(notes)
+                key, stat = _settled_stat(item, settled_before)
+                if reuse is not None and stat is not None and reuse.get(key) == stat:
+                    reused.append(key)
+                else:
+                    skill, notes = read_skill_md(item.file, item.root)
+                    skills.append((item.root_rank, skill))
+                    warnings.extend(notes)
+                # Only a file that read as a skill is trusted: a broken one is read (and reported) again.
+                if stat is not None:
+                    file_stats[key] = stat
         except SkillParseError as exc:
             reason = f"line {exc.line}: {exc.reason}" if exc.line is not None else exc.reason
             skipped.append(SkippedFile(str(item.file), reason))
@@ -163,7 +186,19 @@ def load_skills(
         tuple(_public_only(_cleaned(skill)) for _, skill in skills),
         tuple(_cleaned(s) for s in skipped),
         tuple(clean_text(w) for w in warnings),
+        tuple(reused),
+        file_stats,
     )
+
+
+def _settled_stat(item: _Found, settled_before: int) -> tuple[str, FileStat | None]:
+    """The key of a SKILL.md and its (size, mtime_ns), None if it cannot be trusted to tell a change."""
+    key = skill_key(item.file, item.root)
+    try:
+        info = os.stat(item.file)
+    except OSError:
+        return key, None
+    return key, (info.st_size, info.st_mtime_ns) if info.st_mtime_ns < settled_before else None
 
 
 def _public_only(skill: Skill) -> Skill:

@@ -75,7 +75,7 @@ def read_skill_md(path: Path, root: Path) -> tuple[Skill, tuple[str, ...]]:
     path = Path(path)
     folder = Path(os.path.abspath(path)).parent
     abs_root = Path(os.path.abspath(root))
-    key = _key_of(path, folder, abs_root)
+    key = skill_key(path, root)
     raw = _read_bytes(path)
     text = _decode(path, raw)
     lines = text.split("\n")
@@ -120,6 +120,11 @@ def parse_skill_md(path: Path, root: Path) -> Skill:
     for warning in warnings:
         log.warning("%s", warning)
     return skill
+
+
+def skill_key(path: Path, root: Path) -> str:
+    """The key of the skill whose SKILL.md is ``path``, found under ``root``, without reading it."""
+    return _key_of(Path(path), Path(os.path.abspath(path)).parent, Path(os.path.abspath(root)))
 
 
 def _key_of(path: Path, folder: Path, root: Path) -> str:
