@@ -20,7 +20,7 @@ declared for the skill.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -105,13 +105,19 @@ def spaces(encoders: Sequence[Encoder]) -> list[str]:
     return [vector_space(encoder, EMBEDDING) for encoder in encoders]
 
 
-def build_catalog(snapshot: Snapshot, encoders: Sequence[Encoder], settings: Settings) -> Catalog:
-    """The catalog of ``snapshot`` (see the module docstring)."""
+def build_catalog(snapshot: Snapshot, encoders: Callable[[], Sequence[Encoder]], settings: Settings) -> Catalog:
+    """The catalog of ``snapshot`` (see the module docstring). ``encoders`` is asked for the
+    models only once the keyword parts are built, so they can be loading meanwhile."""
     skills = assign_ids(list(snapshot.skills))
+    keyword = settings.enable_keyword
+    fast = FastMatcher(skills) if keyword else None
+    bm25 = BM25Retriever(skills) if keyword else None
+    vocabulary = Vocabularies(skills)
+    loaded = encoders()
     dense: list[DenseRetriever] = []
     descriptions: list[np.ndarray] = []
     missing: list[MissingVectors] = []
-    for encoder, space in zip(encoders, spaces(encoders), strict=True):
+    for encoder, space in zip(loaded, spaces(loaded), strict=True):
         stored = snapshot.vectors.get(space, {})
         empty = np.zeros((0, encoder.dim), dtype=np.float32)
         vectors = [stored.get((s.skill.root, s.key), empty) for s in skills]
@@ -128,7 +134,7 @@ def build_catalog(snapshot: Snapshot, encoders: Sequence[Encoder], settings: Set
             if skills
             else empty
         )
-    conflicts = _conflict_groups(snapshot.conflicts, skills, descriptions, spaces(encoders), settings)
+    conflicts = _conflict_groups(snapshot.conflicts, skills, descriptions, spaces(loaded), settings)
     unmet = tuple(unmet_preconditions(s.fingerprint.preconditions) if settings.preconditions else () for s in skills)
     multipliers = np.array(
         [
@@ -136,18 +142,17 @@ def build_catalog(snapshot: Snapshot, encoders: Sequence[Encoder], settings: Set
             for s, u in zip(skills, unmet, strict=True)
         ]
     )
-    keyword = settings.enable_keyword
     return Catalog(
         generation=snapshot.generation,
         skills=tuple(skills),
-        fast=FastMatcher(skills) if keyword else None,
-        bm25=BM25Retriever(skills) if keyword else None,
+        fast=fast,
+        bm25=bm25,
         dense=tuple(dense),
         multipliers=multipliers,
         unmet=unmet,
         conflicts=tuple(conflicts),
         conflict_of=group_of(conflicts),
-        vocabulary=Vocabularies(skills),
+        vocabulary=vocabulary,
         missing=tuple(missing),
     )
 
