@@ -274,12 +274,13 @@ class Adjustment:
 class AppliedRedirect:
     """One author's redirect that applies to a message: the skill that sends the case away
     (``source``) and the one it names (``target``; None when it names none), as catalog
-    positions, the redirect as written, and the words of the message that matched its case."""
+    positions, the redirect as written, and the part of its case the message matched ("flowcharts"
+    of "flowcharts, circuits, pathways, and technical diagrams")."""
 
     source: int
     target: int | None
     redirect: Redirect
-    matched: tuple[str, ...]
+    matched: str
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,12 @@ def rank(
     method = scores.method
     static = catalog.multipliers
     redirected = redirection(
-        catalog.redirects, query, lambda: fuse(scores.lists, weights, static), scores.fast_hits, len(catalog.skills)
+        catalog.redirects,
+        query,
+        lambda: fuse(scores.lists, weights, static),
+        scores.fast_hits,
+        len(catalog.skills),
+        allowed,
     )
     multipliers = static * np.exp(redirected.log_multipliers) if redirected else static
     adjustment: Adjustment | None = None

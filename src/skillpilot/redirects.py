@@ -125,10 +125,12 @@ def redirection(
     fuse_without: Callable[[], Sequence[Candidate]],
     fast_hits: Sequence[FastHit],
     size: int,
+    allowed: np.ndarray | None = None,
 ) -> Redirection | None:
     """The redirects that apply to ``query`` (see the module docstring) as ln-multipliers over a
     catalog of ``size`` skills; ``fuse_without`` gives the candidates before redirects (called
-    only when a case matched)."""
+    only when a case matched). With ``allowed`` (a mask over the catalog: the skills an agent host
+    offers) a redirect to a skill outside it is as one to a skill not installed."""
     if not redirects:
         return None
     matching = redirects.matching(query)
@@ -138,9 +140,10 @@ def redirection(
     asked_for = {h.index for h in fast_hits if any(e.kind in ("trigger", "name") for e in h.evidence)}
     applied: dict[tuple[int, int | None], AppliedRedirect] = {}
     for rule, matched in matching:
-        if rule.source in running and rule.source not in asked_for:
+        offered = rule.target is None or allowed is None or bool(allowed[rule.target])
+        if offered and rule.source in running and rule.source not in asked_for:
             key = (rule.source, rule.target)
-            applied.setdefault(key, AppliedRedirect(rule.source, rule.target, rule.redirect, (matched,)))
+            applied.setdefault(key, AppliedRedirect(rule.source, rule.target, rule.redirect, matched))
     if not applied:
         return None
     # One step each way however many redirects agree: an author's word, not a vote.
@@ -163,4 +166,4 @@ def described(redirect: AppliedRedirect, skills: Sequence[IndexedSkill]) -> str:
     """One applied redirect in words, as explanations quote it."""
     source = skills[redirect.source].id
     where = f"to {skills[redirect.target].id}" if redirect.target is not None else "away"
-    return f"{source} sends {redirect.redirect.case!r} {where}; the message is about {redirect.matched[0]!r}"
+    return f"{source} sends {redirect.redirect.case!r} {where}; the message is about {redirect.matched!r}"
