@@ -14,9 +14,11 @@ A redirect applies to a message when all of these hold:
    or folder key, a ``plugin:`` prefix aside; a redirect naming no skill ("not for X") only
    demotes its source;
 3. the message is about the case: the case splits into alternatives at commas and "or"
-   ("lifecycle emails, newsletters, or drip campaigns"), and one alternative has at least
-   ``CASE_COVERAGE`` (0.75) of its terms' weight in the message (BM25 IDF over the catalog, so
-   "broader product strategy" needs "broader", not only "product" and "strategy");
+   ("lifecycle emails, newsletters, or drip campaigns"), and the message holds the term of a
+   one-term alternative ("newsletters"), or two or more terms of a longer one carrying at least
+   ``CASE_COVERAGE`` (0.75) of its weight (BM25 IDF over the catalog, so "broader product
+   strategy" needs "broader", not only "product" and "strategy", and "too JS-heavy" more than
+   "js");
 4. the message does not name the source (no trigger or name evidence for it on the fast path):
    a user who asks for the skill gets it.
 
@@ -115,8 +117,11 @@ class Redirects:
         return found
 
     def _covers(self, terms: set[str], case: frozenset[str]) -> bool:
+        found = case & terms
+        if len(found) < min(2, len(case)):
+            return False
         total = sum(self._weight(t) for t in case)
-        return total > 0 and sum(self._weight(t) for t in case & terms) >= CASE_COVERAGE * total
+        return total > 0 and sum(self._weight(t) for t in found) >= CASE_COVERAGE * total
 
 
 def redirection(
