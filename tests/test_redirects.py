@@ -128,6 +128,9 @@ def test_a_message_for_the_redirected_case_goes_to_the_named_skill(
         result.reasons
     )
     assert "score multiplied by 2.00 (redirect)" in result.reasons
+    # The two share a conflict group: the redirect, not their words, settles the contest.
+    assert result.conflict_resolved and result.conflict_alternatives == ("browser-automation",)
+    assert result.reasons[0] == "chose playwright-pro over browser-automation: browser-automation sends 'testing' to it"
 
 
 @pytest.mark.parametrize(
@@ -185,3 +188,17 @@ def test_a_message_naming_the_redirecting_skill_gets_it(corpora: dict[str, Skill
     assert result.skill is not None and result.skill.id == "browser-automation"
     assert "name 'browser-automation'" in result.reasons
     assert result.trace is not None and not any(t.stage.startswith("redirects") for t in result.trace)
+
+
+def test_a_redirect_to_a_skill_the_host_does_not_offer_does_nothing(tmp_path: Path) -> None:
+    offered, other = tmp_path / "offered", tmp_path / "other"
+    shutil.copytree(FIXTURES, offered)
+    (other / "playwright-pro").parent.mkdir(parents=True)
+    shutil.move(offered / "playwright-pro", other / "playwright-pro")
+    pilot = SkillPilot(home=tmp_path / "home", log_enabled=False)
+    pilot.index([offered, other])
+    message = "test the checkout flow in a real browser"
+    assert pilot.route(message).skill.id == "playwright-pro"  # type: ignore[union-attr]
+    only_offered = pilot.route(message, roots=[str(offered)], trace=True)
+    assert only_offered.skill is not None and only_offered.skill.id == "browser-automation"
+    assert only_offered.trace is not None and not any(t.stage.startswith("redirects") for t in only_offered.trace)
