@@ -127,7 +127,7 @@ def test_a_message_for_the_redirected_case_goes_to_the_named_skill(
     assert "redirect: browser-automation sends 'testing' to playwright-pro; the message is about 'testing'" in (
         result.reasons
     )
-    assert "score multiplied by 2.00 (redirect)" in result.reasons
+    assert "score multiplied by 4.00 (redirect)" in result.reasons
     # The two share a conflict group: the redirect, not their words, settles the contest.
     assert result.conflict_resolved and result.conflict_alternatives == ("browser-automation",)
     assert result.reasons[0] == "chose playwright-pro over browser-automation: browser-automation sends 'testing' to it"
@@ -157,12 +157,12 @@ def test_explain_shows_the_redirect_stage(corpora: dict[str, SkillPilot]) -> Non
     assert outcome.returncode == 0, outcome.stderr
     stages = {t["stage"]: t for t in json.loads(outcome.stdout)["trace"]}
     redirects = stages["redirects: skills' own 'not for X, use Y'"]
-    assert redirects["candidates"] == [["browser-automation", 0.5], ["playwright-pro", 2.0]]
+    assert redirects["candidates"] == [["browser-automation", 0.25], ["playwright-pro", 4.0]]
     assert redirects["notes"] == [
         "browser-automation sends 'testing' to playwright-pro; the message is about 'testing'"
     ]
     fusion = next(t for name, t in stages.items() if name.startswith("fusion"))
-    assert "playwright-pro: x2.00" in fusion["notes"] and "browser-automation: x0.50" in fusion["notes"]
+    assert "playwright-pro: x4.00" in fusion["notes"] and "browser-automation: x0.25" in fusion["notes"]
     text = run_cli("explain", "test the checkout flow in a real browser", home=home)
     assert "redirects: skills' own 'not for X, use Y'" in text.stdout
 

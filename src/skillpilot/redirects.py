@@ -22,9 +22,14 @@ A redirect applies to a message when all of these hold:
 4. the message does not name the source (no trigger or name evidence for it on the fast path):
    a user who asks for the skill gets it.
 
-Effect: the source's relevance is divided by ``REDIRECT_FACTOR`` (2) and the target's multiplied by
+Effect: the source's relevance is divided by ``REDIRECT_FACTOR`` (4) and the target's multiplied by
 it (fusion adds ``ln`` multipliers to the fused score, as for trust tiers and feedback); a target
-outside the candidate pool joins it. Cost per route: one set lookup per message term; the
+outside the candidate pool joins it; in a conflict contest the redirect counts right after the
+user's feedback. Four each way (2.8 fused-score units) outweighs a usual winner's margin but not an
+overwhelming one: the author's word reorders the race, while the confidence still comes from the
+retrievers' evidence, so a redirect alone seldom makes a hard route (on the fixture corpus a
+factor of 2 left a redirected message a hard route to the skill that sent it away:
+``benchmarks/redirect_eval.py``). Cost per route: one set lookup per message term; the
 candidates are fused a second time only when a case matched. Without the keyword path (no BM25
 index) every term weighs the same.
 """
@@ -43,7 +48,7 @@ from .text import tokenize
 
 REDIRECT_WITHIN = 3
 CASE_COVERAGE = 0.75
-REDIRECT_FACTOR = 2.0
+REDIRECT_FACTOR = 4.0
 # "lifecycle emails, newsletters, or drip campaigns": each part is a case of its own.
 _ALTERNATIVES = re.compile(r",\s*(?:(?:or|and)\s+)?|\s+or\s+", re.IGNORECASE)
 
