@@ -22,10 +22,10 @@ user rule names (``prefer: {a: b}`` means "b whenever a and b compete"); else, a
 whose fused score is within ``CONTEST_MARGIN`` of the best, the one with the most of: learned
 feedback for messages like this one, an author's redirect (``skillpilot.redirects``: +1 for the
 skill it sends the message to, -1 for the one sending it away), trigger phrases found, then
-``prefer_when`` phrases and
-words of the message that only its name, description or keywords use, then the higher
-declared ``route.priority``, then the higher fused score. Members outside the margin are not
-contenders: the meaning and keyword evidence fusion weighed outranks a word or a priority.
+``prefer_when`` phrases and words of the message that only its name, description or keywords
+use, then the higher declared ``route.priority``, then the higher fused score. Members outside
+the margin are not contenders: the meaning and keyword evidence fusion weighed outranks a word or
+a priority.
 Output: a ``Resolution`` naming the winner, the members it beat and the reason
 (``chose slack-advanced over slack, slack-notifier: 'schedule', 'all channels'``).
 """
