@@ -4,7 +4,8 @@ Input: a :class:`~skillpilot.index.Snapshot` (one read transaction: generation, 
 vectors of the configured encoders), the encoders and the settings. Output: a frozen
 :class:`Catalog`: the skills with their ids (catalog positions are the order of the snapshot),
 the fast-path matcher, the BM25 postings, one dense retriever per encoder that has vectors, the
-static multipliers (trust tier x unmet preconditions), the conflict groups, and what is missing.
+static multipliers (trust tier x unmet preconditions), the conflict groups, the authors'
+redirects (``skillpilot.redirects``, built on first use) and what is missing.
 
 Guarantees: building a catalog never writes the index. A skill without vectors for an encoder
 (indexed keyword-only, or with another model) is embedding the indexer's job: that encoder's
@@ -34,6 +35,7 @@ from .fingerprint import unmet_preconditions
 from .index import ConflictGraph, Snapshot, assign_ids
 from .index.builder import root_id, vector_space
 from .model import IndexedSkill
+from .redirects import Redirects
 from .retrieve.bm25 import BM25Index, BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.fast import FastMatcher
@@ -93,6 +95,13 @@ class Catalog:
         """Keywords over every skill's name and description, for search's keyword floor (built
         on first use, once per catalog)."""
         return BM25Index([described_terms(s.name, s.skill.description) for s in self.skills])
+
+    @cached_property
+    def redirects(self) -> Redirects:
+        """The skills' redirects whose targets are installed, weighted by the keyword index's IDF
+        (built on first use, once per catalog)."""
+        bm25 = self.bm25
+        return Redirects(self.skills, (lambda term: bm25.index.ceiling([term])) if bm25 else (lambda term: 1.0))
 
     def under(self, roots: Sequence[str]) -> np.ndarray:
         """Which skills were indexed under one of ``roots`` (named as the store does), as a mask."""
