@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .index import ConflictGraph
 from .model import Adjustment, Candidate, FastHit, IndexedSkill, Redirection, Resolution
@@ -224,6 +222,10 @@ def update_graph(
 
 def _components(size: int, pairs: np.ndarray) -> np.ndarray:
     """Each node's connected component in the pair graph."""
+    # Imported here: only an index update needs it, and scipy costs a router ~0.2 s to import.
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(size, size))
     labels: np.ndarray = connected_components(graph, directed=False)[1]
     return labels

@@ -22,8 +22,11 @@ the routing time ``latency_ms``.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import logging
+import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -215,6 +218,7 @@ class SkillPilot:
         for missing in catalog.missing:
             logger.warning("%s", missing.note)
         self._catalog_cache = catalog
+        _return_freed_memory()
         return catalog, time.perf_counter() - started
 
     def _learned(self, catalog: Catalog) -> Learned | None:
@@ -491,3 +495,15 @@ def _ref(skill: IndexedSkill) -> SkillRef:
         description=skill.skill.description,
         key=skill.key,
     )
+
+
+def _return_freed_memory() -> None:
+    """Give the heap the catalog build (and a replaced catalog) freed back to the system.
+
+    glibc keeps freed blocks for reuse; after a load that is the snapshot's rows and blobs,
+    ~80 MB at 10,000 skills that would otherwise stay in the router's resident set for good.
+    """
+    if sys.platform != "linux":
+        return
+    with contextlib.suppress(OSError, AttributeError):  # not glibc (musl): nothing to trim with
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
