@@ -448,7 +448,7 @@ def search(
     pilot = _run(lambda: _pilot(home))
     hits = _run(lambda: pilot.search(query, top_k=top_k))
     if as_json:
-        _print_json([asdict(h) for h in hits])
+        _print_json([h.to_dict() for h in hits])
         return
     if not hits:
         out.print("no skill is relevant enough", markup=False)

@@ -102,7 +102,7 @@ def _from_installed(
     catalog = read_catalog_file(pilot.settings.home / CATALOG_FILE)
     by_id = {s.id: s for s in pilot.skills()}
     if intent:
-        found = [(by_id[h.id], h.score, f"installed: relevance {h.score:.2f} ({', '.join(h.matched_by)})")
+        found = [(by_id[h.id], h.score, f"installed: relevance {h.score:.2f} ({', '.join(map(str, h.matched_by))})")
                  for h in pilot.search(intent, top_k=top_k)]
     else:
         found = [(s, 0.0, "installed") for s in sorted(by_id.values(), key=lambda s: s.id)]

@@ -22,11 +22,12 @@ from typing import Any
 from ..catalog import trust_tier as catalog_trust_tier
 from ..market import Market
 from ..market import find_skill as market_find_skill
-from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill
+from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill, RetrieverId
 from ..router import SkillPilot
 from .limits import MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 
 SCOPES = ("all", "installed", "market")
+MATCHED_BY = ("keyword", "semantic", "hybrid")
 FILTERS = {"exclude_ids": None, "trust_tiers": TRUST_TIERS, "side_effects": SIDE_EFFECTS}
 # find_skill scopes as the market facade's sources.
 MARKET_SOURCES: dict[str, tuple[Any, ...]] = {"all": ("market", "installed"), "market": ("market",)}
@@ -143,7 +144,9 @@ def _filter(pilot: SkillPilot, filters: Mapping[str, Any]) -> Callable[[IndexedS
     return keep
 
 
-def _public(pilot: SkillPilot, skill: IndexedSkill, score: float | None, retrievers: tuple[str, ...]) -> dict[str, Any]:
+def _public(
+    pilot: SkillPilot, skill: IndexedSkill, score: float | None, retrievers: tuple[RetrieverId, ...]
+) -> dict[str, Any]:
     """A skill's public projection (seed 001): what it is for, never its instructions."""
     result: dict[str, Any] = {
         "id": skill.id,
@@ -165,8 +168,9 @@ def trust_tier(pilot: SkillPilot, skill: IndexedSkill) -> str:
     return catalog_trust_tier(skill, pilot.settings.trust_tiers)
 
 
-def matched_by(retrievers: tuple[str, ...]) -> str:
-    """OntoSkills' one word for what matched: ``keyword``, ``semantic`` or both (``hybrid``)."""
-    keyword = any(not r.startswith("dense:") for r in retrievers)
-    meaning = any(r.startswith("dense:") for r in retrievers)
+def matched_by(retrievers: tuple[RetrieverId, ...]) -> str:
+    """OntoSkills' one word for what matched (:data:`MATCHED_BY`): ``keyword``, ``semantic`` or
+    both (``hybrid``)."""
+    meaning = any(r.is_dense for r in retrievers)
+    keyword = any(not r.is_dense for r in retrievers)
     return "hybrid" if keyword and meaning else "semantic" if meaning else "keyword"
