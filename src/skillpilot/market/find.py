@@ -101,14 +101,17 @@ def _from_installed(
 ) -> list[dict[str, Any]]:
     catalog = read_catalog_file(pilot.settings.home / CATALOG_FILE)
     by_id = {s.id: s for s in pilot.skills()}
+    listings = {s.id: listing_of(s, catalog, pilot.settings.trust_tiers) for s in by_id.values()}
     if intent:
+        # Ask for as many more as the filters remove, so they never shorten the list.
+        excluded = sum(1 for i, listing in listings.items() if not filters.admits(i, listing))
         found = [(by_id[h.id], h.score, f"installed: relevance {h.score:.2f} ({', '.join(map(str, h.matched_by))})")
-                 for h in pilot.search(intent, top_k=top_k)]
+                 for h in pilot.search(intent, top_k=top_k + excluded)]
     else:
         found = [(s, 0.0, "installed") for s in sorted(by_id.values(), key=lambda s: s.id)]
     results = []
     for skill, relevance, why in found:
-        listing = listing_of(skill, catalog, pilot.settings.trust_tiers)
+        listing = listings[skill.id]
         if filters.admits(skill.id, listing):
             item = public_projection(skill, listing).to_dict()
             results.append({**item, "path": skill.skill.path, "score": relevance, "explanation": [why]})

@@ -2,11 +2,11 @@
 
     find_skill(pilot, market, intent, scope, top_k, filters) -> {"mode", "scope", "results", ...}
 
-``scope`` ``installed`` answers from this machine's index: ``mode`` ``list`` (no intent: every
-skill by id, with ``total``) or ``search`` (the router's ``search``); each result is the skill's
-public projection (seed 001: what it is for, never its instructions) with ``score`` and
-``matched_by`` when searched. ``market`` and ``all`` answer through
-:func:`skillpilot.market.find_skill` (the marketplace, or both merged by id). ``filters``:
+Every scope answers through :func:`skillpilot.market.find_skill`: ``installed`` from this
+machine's index, ``market`` from the marketplace, ``all`` both merged by id; ``mode`` ``list``
+(no intent) or ``search``. Each result is a public projection (seed 001: what the skill is for,
+never its instructions) with ``score``, ``sources`` and ``explanation``; installed results add
+their ``path`` and ``side_effects``, and an installed list its ``total``. ``filters``:
 ``exclude_ids``, ``trust_tiers``, ``side_effects`` (lists of strings); a filter never shortens
 the list, more is asked for as it removes.
 
@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..catalog import trust_tier as catalog_trust_tier
+from ..catalog import trust_tier
 from ..market import Market
 from ..market import find_skill as market_find_skill
+from ..market.find import Source
 from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill, RetrieverId
 from ..router import SkillPilot
 from .limits import MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
@@ -30,7 +31,11 @@ SCOPES = ("all", "installed", "market")
 MATCHED_BY = ("keyword", "semantic", "hybrid")
 FILTERS = {"exclude_ids": None, "trust_tiers": TRUST_TIERS, "side_effects": SIDE_EFFECTS}
 # find_skill scopes as the market facade's sources.
-MARKET_SOURCES: dict[str, tuple[Any, ...]] = {"all": ("market", "installed"), "market": ("market",)}
+MARKET_SOURCES: dict[str, tuple[Source, ...]] = {
+    "all": ("market", "installed"),
+    "installed": ("installed",),
+    "market": ("market",),
+}
 
 
 class InvalidArgument(ValueError):
@@ -65,43 +70,6 @@ def find_skill(
     if scope not in SCOPES:
         raise InvalidArgument("scope", f"scope must be one of {', '.join(SCOPES)}, got {scope!r}", SCOPES)
     keep = _filter(pilot, filters)
-    skills = pilot.skills()
-    if scope in MARKET_SOURCES:
-        return _from_market(pilot, market, intent, scope, top_k, filters, keep)
-    excluded = sum(1 for s in skills if not keep(s))
-    if not intent.strip():
-        listed = sorted((s for s in skills if keep(s)), key=lambda s: s.id)
-        data: dict[str, Any] = {
-            "mode": "list",
-            "scope": scope,
-            "total": len(listed),
-            "results": [_public(pilot, s, None, ()) for s in listed[:top_k]],
-        }
-    else:
-        by_id = {s.id: s for s in skills}
-        # Ask for as many more as the filters can remove, so the filters never shorten the list.
-        hits = pilot.search(intent, top_k=top_k + excluded) if skills else []
-        kept = [(h, by_id[h.id]) for h in hits if keep(by_id[h.id])][:top_k]
-        data = {
-            "mode": "search",
-            "scope": scope,
-            "intent": intent,
-            "results": [_public(pilot, s, h.score, h.matched_by) for h, s in kept],
-        }
-    return data
-
-
-def _from_market(
-    pilot: SkillPilot,
-    market: Market,
-    intent: str,
-    scope: str,
-    top_k: int,
-    filters: Mapping[str, Any],
-    keep: Callable[[IndexedSkill], bool],
-) -> dict[str, Any]:
-    """``skillpilot.market.find_skill`` for scope market or all; the facade filters by id and
-    tier, side effects (which the public projection does not carry) are filtered here."""
     by_id = {s.id: s for s in pilot.skills()}
     # Ask for as many more as the side-effect filter can remove, so it never shortens the list.
     extra = sum(1 for s in by_id.values() if not keep(s)) if "side_effects" in filters else 0
@@ -113,8 +81,15 @@ def _from_market(
         top_k=top_k + extra,
         filters={k: v for k, v in filters.items() if k != "side_effects"},
     )
-    results = [r for r in answer["results"] if r["id"] not in by_id or keep(by_id[r["id"]])][:top_k]
-    return {**answer, "scope": scope, "results": results}
+    results = [
+        {**r, "side_effects": by_id[r["id"]].fingerprint.side_effects} if r["installed"] else r
+        for r in answer["results"]
+        if r["id"] not in by_id or keep(by_id[r["id"]])
+    ][:top_k]
+    data = {**answer, "scope": scope, "results": results}
+    if scope == "installed" and answer["mode"] == "list":
+        data["total"] = sum(1 for s in by_id.values() if keep(s))
+    return data
 
 
 def _filter(pilot: SkillPilot, filters: Mapping[str, Any]) -> Callable[[IndexedSkill], bool]:
@@ -137,35 +112,11 @@ def _filter(pilot: SkillPilot, filters: Mapping[str, Any]) -> Callable[[IndexedS
     def keep(skill: IndexedSkill) -> bool:
         return (
             skill.id not in chosen.get("exclude_ids", set())
-            and ("trust_tiers" not in chosen or trust_tier(pilot, skill) in chosen["trust_tiers"])
+            and ("trust_tiers" not in chosen or trust_tier(skill, pilot.settings.trust_tiers) in chosen["trust_tiers"])
             and ("side_effects" not in chosen or skill.fingerprint.side_effects in chosen["side_effects"])
         )
 
     return keep
-
-
-def _public(
-    pilot: SkillPilot, skill: IndexedSkill, score: float | None, retrievers: tuple[RetrieverId, ...]
-) -> dict[str, Any]:
-    """A skill's public projection (seed 001): what it is for, never its instructions."""
-    result: dict[str, Any] = {
-        "id": skill.id,
-        "name": skill.name,
-        "description": skill.skill.description,
-        "source": "installed",
-        "trust_tier": trust_tier(pilot, skill),
-        "side_effects": skill.fingerprint.side_effects,
-        "path": skill.skill.path,
-    }
-    if score is not None:
-        result["score"] = score
-        result["matched_by"] = matched_by(retrievers)
-    return result
-
-
-def trust_tier(pilot: SkillPilot, skill: IndexedSkill) -> str:
-    """``skill``'s tier by the one rule (``catalog.trust_tier``: the ``trustTiers`` config first)."""
-    return catalog_trust_tier(skill, pilot.settings.trust_tiers)
 
 
 def matched_by(retrievers: tuple[RetrieverId, ...]) -> str:
