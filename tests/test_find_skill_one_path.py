@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from skillpilot import SkillPilot
+from skillpilot.errors import ConfigError
 from skillpilot.market import Market
+from skillpilot.market import find_skill as market_find_skill
 from skillpilot.serve.find import InvalidArgument, find_skill
 
 from .surfaces_util import SKILL_COUNT, SKILLS
@@ -49,3 +51,12 @@ def test_an_unknown_scope_or_filter_names_the_argument(pilot: SkillPilot) -> Non
     with pytest.raises(InvalidArgument) as tier:
         find_skill(pilot, Market(pilot), "image", "installed", 3, {"trust_tiers": ["gold"]})
     assert tier.value.argument == "filters.trust_tiers"
+
+
+def test_the_market_facade_refuses_bad_input_with_project_errors(pilot: SkillPilot) -> None:
+    with pytest.raises(ConfigError, match="'scope'.*galaxy"):
+        market_find_skill("image", installed=pilot, scope=["galaxy"])  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match="'filters'.*colour"):
+        market_find_skill("image", installed=pilot, filters={"colour": ["red"]})
+    with pytest.raises(ConfigError, match="market="):
+        market_find_skill("image", installed=pilot, scope=["market"])
