@@ -12,21 +12,27 @@ Tools (each returns ``structuredContent`` plus a text block for the model to rea
     lint_skill(skill | path)             -> ``{skills: [lint report], failing, skipped}``
 
 Resource ``ontology://schema``: compact JSON (< 4 KB) naming the classes, properties and
-conventions the tools speak in.
+conventions the tools speak in, generated from the answer types (``RouteResult`` and every
+dataclass it holds, the OntoSkills TypedDicts of :mod:`skillpilot.ontoskills.shapes`) and the
+tools' input schemas.
 
 ``ontoskill`` answers in the shapes of OntoSkills' own MCP server (``ontomcp`` 1.1.0;
-``../shared/bench/ontoskills/README.md`` sections 7a-7b): a skill context
+``../shared/bench/ontoskills/README.md`` sections 7a-7b), built by
+:mod:`skillpilot.ontoskills.shapes` (the one OntoSkills layer): a skill context
 ``{skill: {id, qualified_id, package_id, trust_tier, aliases?, skill_type, nature, intents?,
 requirements?}, include_inherited_knowledge}`` or a search ``{mode, query, results[skill_id,
 qualified_id, score, matched_by, intents, aliases, trust_tier]}``, with the same compact text.
-Skills read from OntoSkills packages keep their package, qualified id, aliases and intents;
-other skills are local, so their qualified id is ``local/<id>`` as OntoSkills names workspace
-skills. Additions: ``skill.name``, ``skill.description``, ``skill.path`` and
-``instructions`` (the SKILL.md body, never sent for a private skill). With only keywords on
-(``enable_semantic`` off) a search is OntoSkills' own BM25 mode, field by field
-(:mod:`skillpilot.ontoskills.shapes`: its scores, cut-off min 0.1 / gap 0.15, keys and text);
-with meaning matched too it is SkillPilot's ranking in the same result shape, ``mode``
-``hybrid`` (SkillPilot scores whole skills, never OntoSkills' intent-level ``semantic`` shape).
+``q`` names a skill by OntoMCP's rules (qualified id, ``package/id``, short id or alias, ties
+by tier), then by SkillPilot's own names (folder-relative key, name). Skills read from
+OntoSkills packages keep their package, qualified id, aliases and intents; other skills are
+workspace skills to OntoSkills: package ``local``, qualified id ``local/<id>``, no aliases (they
+come from an install lock), nature ``Tool``. Additions: ``skill.name``, ``skill.description``,
+``skill.path`` and ``instructions`` (the SKILL.md body, never sent for a private skill), and in
+the text the description under the heading and the instructions last. With only keywords on
+(``enable_semantic`` off) a search is OntoSkills' own BM25 mode, field by field (its scores,
+cut-off min 0.1 / gap 0.15, keys and text); with meaning matched too it is SkillPilot's ranking
+in the same result shape, ``mode`` ``hybrid`` (SkillPilot scores whole skills, never
+OntoSkills' intent-level ``semantic`` shape).
 
 Limits (``serve.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
 ``MAX_MESSAGE_CHARS`` characters.
