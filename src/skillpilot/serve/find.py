@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..catalog import trust_tier
 from ..market import Market
 from ..market import find_skill as market_find_skill
 from ..market.find import Source
@@ -69,34 +68,38 @@ def find_skill(
     check_top_k(top_k)
     if scope not in SCOPES:
         raise InvalidArgument("scope", f"scope must be one of {', '.join(SCOPES)}, got {scope!r}", SCOPES)
-    keep = _filter(pilot, filters)
+    keep = _side_effects(filters)
     by_id = {s.id: s for s in pilot.skills()}
-    # Ask for as many more as the side-effect filter can remove, so it never shortens the list.
-    extra = sum(1 for s in by_id.values() if not keep(s)) if "side_effects" in filters else 0
+    # An installed list is asked for whole, to count it; otherwise for as many more as the
+    # side-effect filter can remove (the market facade applies the others), so that filter
+    # never shortens the list.
+    listing = scope == "installed" and not intent.strip()
+    removed = sum(1 for s in by_id.values() if not keep(s))
     answer = market_find_skill(
         intent,
         market=market,
         installed=pilot,
         scope=MARKET_SOURCES[scope],
-        top_k=top_k + extra,
+        top_k=len(by_id) if listing else top_k + removed,
         filters={k: v for k, v in filters.items() if k != "side_effects"},
     )
-    results = [
+    kept = [
         {**r, "side_effects": by_id[r["id"]].fingerprint.side_effects} if r["installed"] else r
         for r in answer["results"]
         if r["id"] not in by_id or keep(by_id[r["id"]])
-    ][:top_k]
-    data = {**answer, "scope": scope, "results": results}
-    if scope == "installed" and answer["mode"] == "list":
-        data["total"] = sum(1 for s in by_id.values() if keep(s))
+    ]
+    data = {**answer, "scope": scope, "results": kept[:top_k]}
+    if listing:
+        data["total"] = len(kept)
     return data
 
 
-def _filter(pilot: SkillPilot, filters: Mapping[str, Any]) -> Callable[[IndexedSkill], bool]:
+def _side_effects(filters: Mapping[str, Any]) -> Callable[[IndexedSkill], bool]:
+    """Whether an installed skill passes ``filters.side_effects``, once every filter is checked
+    (the market facade applies ``exclude_ids`` and ``trust_tiers`` itself)."""
     unknown = sorted(set(filters) - set(FILTERS))
     if unknown:
         raise InvalidArgument("filters", f"unknown filter {', '.join(unknown)}", tuple(FILTERS))
-    chosen: dict[str, set[str]] = {}
     for name, value in filters.items():
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise InvalidArgument(f"filters.{name}", f"filters.{name} must be a list of strings")
@@ -107,16 +110,8 @@ def _filter(pilot: SkillPilot, filters: Mapping[str, Any]) -> Callable[[IndexedS
                 f"filters.{name}: {', '.join(bad)} is not one of {', '.join(allowed)}",
                 tuple(allowed),
             )
-        chosen[name] = set(value)
-
-    def keep(skill: IndexedSkill) -> bool:
-        return (
-            skill.id not in chosen.get("exclude_ids", set())
-            and ("trust_tiers" not in chosen or trust_tier(skill, pilot.settings.trust_tiers) in chosen["trust_tiers"])
-            and ("side_effects" not in chosen or skill.fingerprint.side_effects in chosen["side_effects"])
-        )
-
-    return keep
+    wanted = set(filters.get("side_effects", SIDE_EFFECTS))
+    return lambda skill: skill.fingerprint.side_effects in wanted
 
 
 def matched_by(retrievers: tuple[RetrieverId, ...]) -> str:
