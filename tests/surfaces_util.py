@@ -19,6 +19,7 @@ from typing import Any
 
 from skillpilot import SkillPilot
 
+from .cli_util import CliOutcome, run_cli
 from .conftest import EXAMPLES
 
 SKILLS = EXAMPLES / "skills"
@@ -78,8 +79,14 @@ def prompt_payload(prompt: str, cwd: Path) -> str:
     )
 
 
-def cli(*args: str, home: Path, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    """``python -m skillpilot ARGS`` as a user runs it, with ``home`` as SKILLPILOT_HOME."""
+def cli(*args: str, home: Path, stdin: str | None = None, **env: str) -> CliOutcome:
+    """``skillpilot ARGS`` in this process (:func:`run_cli`), with ``home`` as SKILLPILOT_HOME and
+    preconditions off: what a user sees, without a new interpreter per call."""
+    return run_cli(*args, home=home, stdin=stdin, SKILLPILOT_PRECONDITIONS="off", **env)
+
+
+def cli_process(*args: str, home: Path, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m skillpilot ARGS`` as a real process, for tests where the process is the point."""
     environment = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_PRECONDITIONS": "off", **env}
     return subprocess.run(
         [sys.executable, "-m", "skillpilot", *args],
