@@ -27,11 +27,14 @@ SKILL_COUNT = 16
 
 
 @functools.cache
-def example_index() -> Path:
-    """The example skills' index file, built once per test session (embedding them takes seconds)."""
+def example_index(embed_provider: str | None = None) -> Path:
+    """The example skills' index file for ``embed_provider`` (default: the bundled models), built
+    once per test session (embedding them with real models takes seconds)."""
     folder = Path(tempfile.mkdtemp(prefix="skillpilot-examples-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    pilot = SkillPilot(home=folder, preconditions=False)
+    pilot = SkillPilot(
+        home=folder, preconditions=False, **({"embed_provider": embed_provider} if embed_provider else {})
+    )
     pilot.index([SKILLS])
     pilot.close()
     return pilot.settings.index_path
@@ -39,9 +42,10 @@ def example_index() -> Path:
 
 def indexed(home: Path, **overrides: Any) -> SkillPilot:
     """A router over its own copy of the example skills' index, preconditions off so results do
-    not depend on which binaries this machine has."""
+    not depend on which binaries this machine has. ``embed_provider=SPEC`` (``tests.fake_encoder``,
+    the suite's fake encoder plugin) for tests that do not assert what a model understands."""
     home.mkdir(parents=True, exist_ok=True)
-    shutil.copy(example_index(), home / "index.sqlite")
+    shutil.copy(example_index(overrides.get("embed_provider")), home / "index.sqlite")
     return SkillPilot(home=home, preconditions=False, **overrides)
 
 
