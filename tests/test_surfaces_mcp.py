@@ -385,6 +385,8 @@ def test_streamable_http_session_with_a_real_process(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Nothing is routed: the server need not warm the models (the stdio test above does).
+        env={**os.environ, "SKILLPILOT_ENABLE_SEMANTIC": "false"},
     )
     try:
         deadline = time.monotonic() + 60
