@@ -45,6 +45,7 @@ import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -92,17 +93,23 @@ def _analyse(text: str) -> _Text:
     full: list[str] = []
     positions: list[int] = []
     for word in words(text):
-        # ``words`` yields a CJK run whole; its characters in order make contiguity mean the
-        # CJK substring occurs (tokenize's bigrams would not line up).
-        if has_cjk(word[0]):
-            positions.extend(range(len(full), len(full) + len(word)))
-            full.extend(word)
-            continue
-        term = tokenize(word)  # [stem] for a content word, [] for a stop word
-        if term:
-            positions.append(len(full))
-        full.append(term[0] if term else word)
+        terms, content = _as_matched(word)
+        if content:
+            positions.extend(range(len(full), len(full) + len(terms)))
+        full.extend(terms)
     return _Text(tuple(full), tuple(positions))
+
+
+# Loading a catalog analyses every name and description: the same words, many times over.
+@lru_cache(maxsize=1 << 18)
+def _as_matched(word: str) -> tuple[Terms, bool]:
+    """What one surface word adds to ``_Text.full``, and whether those are content terms."""
+    # ``words`` yields a CJK run whole; its characters in order make contiguity mean the
+    # CJK substring occurs (tokenize's bigrams would not line up).
+    if has_cjk(word[0]):
+        return tuple(word), True
+    term = tokenize(word)  # [stem] for a content word, [] for a stop word
+    return ((term[0],), True) if term else ((word,), False)
 
 
 def _pattern(text: _Text) -> Pattern | None:
