@@ -443,7 +443,8 @@ def _literal(value: Any, kind: Any) -> Any:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One ``search`` result: a skill and its calibrated 0-1 relevance, with what matched."""
+    """One ``search`` result: a skill and its calibrated 0-1 relevance, with the retrievers that
+    matched it (``to_dict`` shows them as their labels: ``bm25``, ``dense:<model>``)."""
 
     id: str
     name: str
@@ -451,7 +452,10 @@ class SearchHit:
     path: str
     description: str
     score: float
-    matched_by: tuple[str, ...] = ()
+    matched_by: tuple[RetrieverId, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "matched_by": [str(r) for r in self.matched_by]}
 
 
 @dataclass(frozen=True)

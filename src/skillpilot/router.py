@@ -51,6 +51,7 @@ from .model import (
     Alternative,
     IndexedSkill,
     IndexReport,
+    RetrieverId,
     RouteResult,
     SearchHit,
     SkillRef,
@@ -376,7 +377,7 @@ class SkillPilot:
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
             score = candidate_confidence(self.calibration, candidates, ranking.method, position)
-            hits.append(_hit(catalog.skills[candidate.index], score, tuple(sorted(str(r) for r in candidate.ranks))))
+            hits.append(_hit(catalog.skills[candidate.index], score, tuple(sorted(candidate.ranks, key=str))))
         hits.sort(key=lambda h: -h.score)
         kept: list[SearchHit] = []
         for hit in hits[:top_k]:
@@ -391,7 +392,7 @@ class SkillPilot:
             _hit(
                 skill,
                 max(float(floor[i]), calibrated[skill.id].score if skill.id in calibrated else 0.0),
-                (str(BM25),),
+                (BM25,),
             )
             for i in np.flatnonzero(floor)
             if (skill := catalog.skills[i]).id not in shown
@@ -475,7 +476,7 @@ class SkillPilot:
         )
 
 
-def _hit(skill: IndexedSkill, score: float, matched_by: tuple[str, ...]) -> SearchHit:
+def _hit(skill: IndexedSkill, score: float, matched_by: tuple[RetrieverId, ...]) -> SearchHit:
     return SearchHit(
         id=skill.id,
         name=skill.name,
