@@ -41,7 +41,7 @@ from .decide import Calibration, candidate_confidence, judge, shipped_calibratio
 from .encoders import Encoder, encoder_key, get_encoder
 from .errors import SkillNotFoundError, StoreError
 from .feedback import FeedbackStore, Learned, Signal, learn
-from .index import SkillStore, open_store
+from .index import SkillStore, VectorSearch, open_store
 from .index.builder import Progress, build_index
 from .model import (
     BM25,
@@ -193,7 +193,12 @@ class SkillPilot:
             return cached, 0.0
         started = time.perf_counter()
         encoders = self.encoders
-        catalog = build_catalog(self.store.snapshot(spaces(encoders)), encoders, self.settings)
+        store = self.store
+        if encoders and isinstance(store, VectorSearch) and store.count() > self.settings.ann_above:
+            # Too many skills to hold every vector: the store's HNSW index finds the candidates.
+            catalog = build_catalog(store.snapshot([]), encoders, self.settings, search=store)
+        else:
+            catalog = build_catalog(store.snapshot(spaces(encoders)), encoders, self.settings)
         for missing in catalog.missing:
             logger.warning("%s", missing.note)
         self._catalog_cache = catalog
@@ -231,6 +236,12 @@ class SkillPilot:
         with single_threaded_blas():
             return score(self._catalog(), query, self._encode_query)
 
+    def ranking(self, query: str, roots: Sequence[str] | None = None) -> Ranking:
+        """The fused candidates of ``query`` (the pool a route decides on), best first, before
+        the decision. Public for benchmarks (``benchmarks/pg_scale.py`` compares pools)."""
+        with single_threaded_blas():
+            return self._rank(self._catalog(), cap_query(query), roots)
+
     def _encode_query(self, query: str, retrievers: Sequence[DenseRetriever]) -> list[np.ndarray]:
         """The query's vector from each of ``retrievers``. With several models the others run
         on a second thread while this one runs the first: onnxruntime and numpy release the
@@ -248,7 +259,8 @@ class SkillPilot:
     def _rank(self, catalog: Catalog, query: str, roots: Sequence[str] | None = None) -> Ranking:
         learned = self._learned(catalog) if catalog.skills else None
         allowed = catalog.under(roots) if roots is not None else None
-        return rank(catalog, query, self.calibration.fusion_weights, learned, self._encode_query, allowed)
+        stored_roots = catalog.root_ids(roots) if roots is not None else None
+        return rank(catalog, query, self.calibration.fusion_weights, learned, self._encode_query, allowed, stored_roots)
 
     def route(
         self,
@@ -293,7 +305,7 @@ class SkillPilot:
                     decision="passthrough",
                     method="no-match",
                     reasons=("no skill matched any word or meaning of the message",),
-                    trace=explain.missing_vectors_stage(catalog) if trace else None,
+                    trace=explain.catalog_stages(catalog) if trace else None,
                     latency_ms=(time.perf_counter() - started - loading) * 1000,
                     load_ms=round(loading * 1000, 3),
                 )
@@ -450,6 +462,7 @@ class SkillPilot:
             model_cache=str(default_model_cache()),
             missing_vectors={m.encoder: m.skills for m in catalog.missing},
             orphan_vectors=self.store.orphan_vectors(),
+            nearest_neighbours=catalog.nearest_neighbours,
         )
 
 
