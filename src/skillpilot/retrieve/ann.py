@@ -51,11 +51,11 @@ class AnnRetriever(DenseRetriever):
         self._keys = tuple(keys)
         self._position = {key: n for n, key in enumerate(self._keys)}
         self._sample = sample_positions(len(self._keys))
-        super().__init__(encoder, self._read([int(n) for n in self._sample]))
+        super().__init__(encoder, self._read(encoder, self._sample.tolist()))
 
-    def _read(self, positions: Sequence[int]) -> list[np.ndarray]:
+    def _read(self, encoder: Encoder, positions: Sequence[int]) -> list[np.ndarray]:
         stored = self._store.vectors_of(self.space, [self._keys[n] for n in positions])
-        empty = np.zeros((0, self.encoder.dim), dtype=np.float32)
+        empty = np.zeros((0, encoder.dim), dtype=np.float32)
         return [stored.get(self._keys[n], empty) for n in positions]
 
     def nearest(self, vector: np.ndarray, roots: Sequence[str] | None = None) -> np.ndarray:
@@ -66,7 +66,7 @@ class AnnRetriever(DenseRetriever):
 
     def scores_at(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """The max-sim score of each of ``positions`` (-1 for a skill without vectors)."""
-        return DenseRetriever(self.encoder, self._read(positions.tolist())).scores_for(vector)
+        return DenseRetriever(self.encoder, self._read(self.encoder, positions.tolist())).scores_for(vector)
 
     def spread(self, vector: np.ndarray, allowed: np.ndarray | None = None) -> tuple[float, float] | None:
         """(mean, std) of the scores over the catalog (or the ``allowed`` skills), from the
