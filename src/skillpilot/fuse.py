@@ -11,9 +11,10 @@ Two fusions, each for what it is good at:
   development queries (``benchmarks/calibrate.py``). Unlike ranks, z-scores keep *how far*
   ahead a skill is, which is what separates a clear winner from a coin toss.
 
-A :class:`Subset` limits the race to some skills (the ones under an agent host's roots, or the
-nearest-neighbour candidates of a catalog too large to score whole): ranks and z-scores are
-then over those skills.
+A :class:`Race` limits the pool to some skills (the ones under an agent host's roots, or the
+nearest-neighbour candidates of a catalog too large to score whole). Ranks, RRF scores and
+z-scores stay those of the whole catalog, which the calibrated confidence was fitted on: a skill
+that is only the best of the allowed ones does not look like the catalog's best.
 
 Multipliers (trust tier, precondition penalty, learned feedback weight) treat ``exp(score)`` as
 the skill's relevance, so multiplying relevance by m adds ``ln m`` to the score; they are applied
@@ -23,7 +24,7 @@ before calibration, so the calibrated confidence sees the final ranking.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,19 +39,18 @@ FAST_SCALE = 10.0
 
 
 @dataclass(frozen=True)
-class Subset:
-    """Fusion over some skills only: ``positions`` (catalog positions, ascending) are the race,
-    every score list is read at them, and the candidates come back with catalog positions.
+class Race:
+    """Which skills may enter the pool, and how to read lists that do not score every skill.
 
-    Z-scores are over the subset itself (the skills an agent host may be offered), unless
-    ``spread`` gives a retriever's (mean, std) over a larger population (the whole catalog,
-    when the subset is the nearest-neighbour candidates of a catalog too large to score).
-    ``voters`` says, per retriever, which skills it votes for in RRF (a catalog-wide mask: a
-    nearest-neighbour search ranks only what it found); the others vote as ``fuse`` says."""
+    ``eligible`` (a mask over the catalog) holds the skills the pool is chosen from; every
+    retriever still ranks the whole catalog. ``voters`` says, per retriever, which skills it
+    votes for in RRF (a nearest-neighbour search ranks only what it found), the others vote as
+    ``fuse`` says; ``spread`` gives a retriever's (mean, std) over the catalog where its list
+    cannot (one estimated on a sample, for a list that scores only the candidates)."""
 
-    positions: np.ndarray
-    spread: Mapping[RetrieverId, tuple[float, float]] = field(default_factory=dict)
+    eligible: np.ndarray
     voters: Mapping[RetrieverId, np.ndarray] = field(default_factory=dict)
+    spread: Mapping[RetrieverId, tuple[float, float]] = field(default_factory=dict)
 
 
 def zscore(scores: np.ndarray) -> np.ndarray:
@@ -166,7 +166,7 @@ def _ranks_of(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return ranks
 
 
-# Per retriever, the skills it votes for in RRF, where fusion is told (``Subset.voters``).
+# Per retriever, the skills it votes for in RRF, where fusion is told (``Race.voters``).
 Voters = Mapping[RetrieverId, np.ndarray]
 
 
@@ -179,7 +179,7 @@ def _contributes(name: RetrieverId, scores: np.ndarray, voters: Voters | None = 
 
 
 def rrf_pool(
-    lists: ScoreLists, pool: int, k: int = RRF_K, voters: Voters | None = None
+    lists: ScoreLists, pool: int, k: int = RRF_K, race: Race | None = None
 ) -> tuple[np.ndarray, np.ndarray, dict[RetrieverId, np.ndarray]]:
     """The ``pool`` skills with the best ``rrf_scores`` (ties: lower position first; zero scores
     never), their RRF scores, and each retriever's best skills in order (at least ``2 * pool``),
@@ -187,9 +187,13 @@ def rrf_pool(
 
     Exact: each retriever's best ``depth`` skills are ranked; a skill outside all of them scores
     at most ``voters / (k + depth + 1)``; skills that could still beat the pool's last member are
-    scored exactly; the depth doubles until that bound falls below the pool's last score."""
+    scored exactly; the depth doubles until that bound falls below the pool's last score. With
+    ``race``, only its eligible skills enter the pool (ranked among the whole catalog)."""
     size = len(next(iter(lists.values())))
     depth = min(size, max(10 * pool, 64))
+    voters = race.voters if race is not None else None
+    eligible = race.eligible if race is not None else None
+    entrants = int(eligible.sum()) if eligible is not None else size
     while True:
         tops = {name: top_order(scores, depth) for name, scores in lists.items()}
         known: dict[int, list[tuple[RetrieverId, int]]] = {}
@@ -202,14 +206,16 @@ def rrf_pool(
             if len(order) == depth and depth < size:
                 open_lists.append(name)
             for rank, position in enumerate(order.tolist(), 1):
-                known.setdefault(position, []).append((name, rank))
+                if eligible is None or eligible[position]:
+                    known.setdefault(position, []).append((name, rank))
         if not known:
             return np.zeros(0, dtype=np.int64), np.zeros(0), tops
         outside = len(open_lists) / (k + depth + 1)
         positions = np.array(sorted(known), dtype=np.int64)
         exact = _exact_rrf(lists, positions, known, open_lists, pool, depth, k, voters)
         order = np.lexsort((positions, -exact))[:pool]
-        if depth >= size or (len(order) == pool and exact[order[-1]] > outside) or not open_lists:
+        settled = len(order) == pool and exact[order[-1]] > outside
+        if depth >= size or settled or not open_lists or len(positions) == entrants:
             return positions[order], exact[order], tops
         depth = min(size, depth * 2)
 
@@ -262,38 +268,20 @@ def fuse(
     weights: Mapping[str, float],
     multipliers: np.ndarray,
     pool: int = POOL_SIZE,
-    subset: Subset | None = None,
+    race: Race | None = None,
 ) -> list[Candidate]:
     """Candidates best first: RRF picks the pool, the weighted z-score (+ ln multiplier) orders it.
     Only the pool is scored: the catalog is read by a partition and a mean/std per retriever.
-    With ``subset``, only its skills race (see ``Subset``)."""
-    if subset is not None:
-        positions = subset.positions
-        if not len(positions):
-            return []
-        inside = {name: scores[positions] for name, scores in lists.items()}
-        voters = {name: votes[positions] for name, votes in subset.voters.items()}
-        found = _fuse(inside, weights, multipliers[positions], pool, subset.spread, voters)
-        return [replace(c, index=int(positions[c.index])) for c in found]
-    return _fuse(lists, weights, multipliers, pool)
-
-
-def _fuse(
-    lists: ScoreLists,
-    weights: Mapping[str, float],
-    multipliers: np.ndarray,
-    pool: int,
-    spread: Mapping[RetrieverId, tuple[float, float]] | None = None,
-    voters: Voters | None = None,
-) -> list[Candidate]:
+    With ``race``, the pool holds its eligible skills only (see ``Race``)."""
     if not lists:
         return []
-    pool_ids, rrf, tops = rrf_pool(lists, pool, voters=voters)
+    pool_ids, rrf, tops = rrf_pool(lists, pool, race=race)
+    spread = race.spread if race is not None else {}
     if not len(pool_ids):
         return []
     fused = np.zeros(len(pool_ids))
     for name, scores in lists.items():
-        fused += weight_for(weights, name) * _normalised_at(name, scores, pool_ids, (spread or {}).get(name))
+        fused += weight_for(weights, name) * _normalised_at(name, scores, pool_ids, spread.get(name))
     fused = fused + np.log(multipliers[pool_ids])
     rank_of = {name: {int(i): r for r, i in enumerate(order[: pool * 2].tolist(), 1)} for name, order in tops.items()}
     candidates = [

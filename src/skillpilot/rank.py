@@ -23,7 +23,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .feedback import Learned
-from .fuse import Subset, fuse, top_order
+from .fuse import Race, fuse, top_order
 from .model import BM25, FAST, Adjustment, Candidate, FastHit, Method, RetrieverId
 from .retrieve.ann import DEPTH, AnnRetriever
 from .retrieve.dense import DenseRetriever
@@ -38,7 +38,7 @@ class Scores:
     """Every retriever's opinion of one message, before feedback and fusion. ``matches`` is
     every fast-path match however weak (the conflict resolver reads prefer_when words);
     ``fast_hits`` those strong enough to count as evidence (a score list of their own).
-    ``race`` limits fusion to some skills (the allowed ones, or the nearest-neighbour
+    ``race`` limits the pool to some skills (the allowed ones, or the nearest-neighbour
     candidates; a nearest-neighbour retriever's list scores -1 outside them); None: every skill."""
 
     lists: Mapping[RetrieverId, np.ndarray]
@@ -46,7 +46,7 @@ class Scores:
     fast_hits: tuple[FastHit, ...]
     method: Method
     query_vectors: Mapping[str, np.ndarray]
-    race: Subset | None = None
+    race: Race | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def score(
         lists[FAST] = fast
     if catalog.bm25:
         lists[BM25] = catalog.bm25.scores(query)
-    race = Subset(np.flatnonzero(allowed)) if allowed is not None and not allowed.all() else None
+    race = Race(allowed) if allowed is not None and not allowed.all() else None
     method: Method
     if routes_at_once(fast_hits, lists.get(BM25)):
         method = "fast"
@@ -114,27 +114,25 @@ def _nearest_race(
     nearest: Sequence[tuple[AnnRetriever, np.ndarray]],
     allowed: np.ndarray | None,
     roots: Sequence[str] | None,
-) -> Subset:
+) -> Race:
     """The race of a catalog too large to score whole: each nearest-neighbour retriever's
     candidates and the keyword lists' best ``DEPTH`` (allowed ones only). Every candidate gets
     its exact score from every retriever (the nearest-neighbour lists, added to ``lists``, score
-    -1 elsewhere); z-scores use each retriever's spread over the catalog (or the allowed skills),
-    and a nearest-neighbour retriever votes in RRF only for what it found, as in exact fusion a
-    retriever's votes beyond its best few hundred barely count."""
+    -1 elsewhere, and their z-scores use the spread estimated on the sample); a nearest-neighbour
+    retriever votes in RRF only for what it found, as in exact fusion a retriever's votes beyond
+    its best few hundred barely count."""
     found = {retriever.id: retriever.nearest(vector, roots) for retriever, vector in nearest}
     keyword = []
     for scores in lists.values():
         best = top_order(scores, DEPTH)
         keyword.append(best[scores[best] > 0])
     positions = np.unique(np.concatenate([*found.values(), *keyword]).astype(np.int64))
+    eligible = np.zeros(size, dtype=bool)
+    eligible[positions] = True
     if allowed is not None:
-        positions = positions[allowed[positions]]
-    spread: dict[RetrieverId, tuple[float, float]] = {}
-    for name, scores in lists.items():
-        if name != FAST:
-            within = scores if allowed is None else scores[allowed]
-            spread[name] = (float(within.mean()), float(within.std())) if len(within) else (0.0, 0.0)
+        eligible &= allowed
     voters: dict[RetrieverId, np.ndarray] = {}
+    spread: dict[RetrieverId, tuple[float, float]] = {}
     for retriever, vector in nearest:
         full = np.full(size, -1.0, dtype=np.float32)
         full[positions] = retriever.scores_at(vector, positions)
@@ -142,10 +140,8 @@ def _nearest_race(
         votes = np.zeros(size, dtype=bool)
         votes[found[retriever.id]] = True
         voters[retriever.id] = votes
-        estimate = retriever.spread(vector, allowed)
-        if estimate is not None:
-            spread[retriever.id] = estimate
-    return Subset(positions, spread, voters)
+        spread[retriever.id] = retriever.spread(vector)
+    return Race(eligible, voters, spread)
 
 
 def rank(
@@ -158,8 +154,8 @@ def rank(
     roots: Sequence[str] | None = None,
 ) -> Ranking:
     """``query`` ranked over ``catalog`` (see the module docstring); with ``allowed`` (a mask
-    over the catalog: the skills under ``roots``) only those skills race, ranked and z-scored
-    among themselves."""
+    over the catalog: the skills under ``roots``) only those skills enter the pool, ranked and
+    z-scored among the whole catalog."""
     if not catalog.skills:
         return Ranking(query, Scores({}, (), (), "no-match", {}), "no-match", None, ())
     scores = score(catalog, query, encode, allowed, roots)
@@ -176,17 +172,17 @@ def rank(
             scores = Scores(scores.lists, scores.matches, scores.fast_hits, scores.method, vectors, race)
         adjustment = learned.adjust(vectors)
         if adjustment.moves:
-            unadjusted = tuple(fuse(scores.lists, weights, multipliers, subset=race))
+            unadjusted = tuple(fuse(scores.lists, weights, multipliers, race=race))
         if adjustment.matches and method == "fast":
             method = "hybrid"
         multipliers = multipliers * np.exp(adjustment.log_multipliers)
-    candidates = fuse(scores.lists, weights, multipliers, subset=race)
+    candidates = fuse(scores.lists, weights, multipliers, race=race)
     chosen = adjustment.chosen() if adjustment else set()
     if chosen - {c.index for c in candidates}:
         # A skill users chose for messages like this one joins the race even when the
         # retrievers left it out of the pool; fusion orders it like any other candidate.
         keep = {c.index for c in candidates} | chosen
-        everyone = fuse(scores.lists, weights, multipliers, pool=len(catalog.skills), subset=race)
+        everyone = fuse(scores.lists, weights, multipliers, pool=len(catalog.skills), race=race)
         candidates = [c for c in everyone if c.index in keep]
     if not candidates:
         method = "no-match"

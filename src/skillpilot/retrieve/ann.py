@@ -6,9 +6,9 @@ vectors (:class:`~skillpilot.index.VectorSearch`), one encoder and its vector sp
 query vector:
 
 - ``nearest``: the catalog positions of the ``DEPTH`` skills whose public vector (part 0, the
-  ``name: description`` text) is nearest by cosine, best first, as the store's HNSW index finds
-  them (approximate: it may miss a true neighbour; ``benchmarks/pg_scale.py`` measures how often
-  that changes the candidate pool);
+  ``name: description`` text) is nearest by cosine, as the store's HNSW index finds them
+  (approximate: it may miss a true neighbour; ``benchmarks/pg_scale.py`` measures how often that
+  changes the candidate pool);
 - ``scores_at``: the exact max-sim scores (as :class:`~skillpilot.retrieve.dense.DenseRetriever`
   computes them, every part) of the positions asked for, their vectors read from the store;
 - ``spread``: the scores' mean and standard deviation over the catalog, which fusion's z-scores
@@ -59,21 +59,20 @@ class AnnRetriever(DenseRetriever):
         return [stored.get(self._keys[n], empty) for n in positions]
 
     def nearest(self, vector: np.ndarray, roots: Sequence[str] | None = None) -> np.ndarray:
-        """The positions of the skills nearest ``vector`` (under ``roots`` only, if given), best first."""
-        found = self._store.vector_search(self.space, vector, DEPTH, roots=roots)
-        positions = [self._position.get((root, key)) for root, key, _ in found]
-        return np.array([n for n in positions if n is not None], dtype=np.int64)
+        """The positions of the skills nearest ``vector``: the catalog's nearest and, with
+        ``roots``, also the nearest under those roots (so the allowed ones are found however few
+        they are, and ranked among the catalog's)."""
+        found = self._store.vector_search(self.space, vector, DEPTH)
+        if roots is not None:
+            found += self._store.vector_search(self.space, vector, DEPTH, roots=roots)
+        positions = {self._position.get((root, key)) for root, key, _ in found}
+        return np.array(sorted(n for n in positions if n is not None), dtype=np.int64)
 
     def scores_at(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """The max-sim score of each of ``positions`` (-1 for a skill without vectors)."""
         return DenseRetriever(self.encoder, self._read(self.encoder, positions.tolist())).scores_for(vector)
 
-    def spread(self, vector: np.ndarray, allowed: np.ndarray | None = None) -> tuple[float, float] | None:
-        """(mean, std) of the scores over the catalog (or the ``allowed`` skills), from the
-        sample; None when no sampled skill is allowed."""
+    def spread(self, vector: np.ndarray) -> tuple[float, float]:
+        """(mean, std) of the scores over the catalog, estimated on the sample."""
         scores = self.scores_for(vector)
-        if allowed is not None:
-            scores = scores[allowed[self._sample]]
-        if not len(scores):
-            return None
         return float(scores.mean()), float(scores.std())
