@@ -1,7 +1,7 @@
 """The PostgreSQL + pgvector store on a 100k-skill synthetic catalog: build time, search latency;
-and routers on a 25k-skill catalog with nearest-neighbour candidates against exact ones.
+and routers on a 21k-skill catalog with nearest-neighbour candidates against exact ones.
 
-    python benchmarks/pg_scale.py [--skills 100000] [--routing-skills 25000]
+    python benchmarks/pg_scale.py [--skills 100000] [--routing-skills 21000]
                                   [--json benchmarks/results/pg_scale.json]
 
 ``--skills 0`` or ``--routing-skills 0`` skips that part.
@@ -199,7 +199,7 @@ def routing(server_url: str, size: int, work: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skills", type=int, default=100_000)
-    parser.add_argument("--routing-skills", type=int, default=25_000)
+    parser.add_argument("--routing-skills", type=int, default=21_000)
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     parser.add_argument("--router-worker", nargs=3, metavar=("HOME", "URL", "ANN_ABOVE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
