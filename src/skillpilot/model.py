@@ -474,6 +474,8 @@ class Stats:
     missing_vectors: dict[str, int] = field(default_factory=dict)
     # Stored vectors of skills the index no longer holds (reindex removes them).
     orphan_vectors: int = 0
+    # Routes take their dense candidates from the store's HNSW index (above index.annAbove).
+    nearest_neighbours: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -491,6 +491,8 @@ def stats(home: HomeOption = None, as_json: JsonOption = False) -> None:
     for encoder, count in data.missing_vectors.items():
         out.print(f"Missing vectors: {count} skills have none from {encoder} (run `skillpilot reindex`)",
                   markup=False, soft_wrap=True)
+    if data.nearest_neighbours:
+        out.print("Candidates: from the HNSW index (more skills than index.annAbove)", markup=False)
     if data.orphan_vectors:
         out.print(f"Orphan vectors: {data.orphan_vectors} of skills no longer indexed (run `skillpilot reindex`)",
                   markup=False, soft_wrap=True)
