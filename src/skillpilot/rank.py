@@ -1,7 +1,8 @@
 """Rank: one message against one catalog, every retriever asked once, one frozen ranking out.
 
 Input: a :class:`~skillpilot.catalog.Catalog`, the (capped) message, the fusion weights, the
-feedback model (or None) and a function that encodes the message with some dense retrievers.
+feedback model (or None) and a function that reads the message with some dense retrievers
+(their vectors and scores).
 Output: a :class:`Ranking`: every retriever's full-catalog score list (keyed by
 :class:`~skillpilot.model.RetrieverId`), the fast path's hits (matched once), the query vectors,
 the authors' :class:`~skillpilot.model.Redirection` (``skillpilot.redirects``), the feedback
@@ -31,8 +32,9 @@ from .retrieve.ann import DEPTH, AnnRetriever
 from .retrieve.dense import DenseRetriever
 from .retrieve.fast import EVIDENCE_SCORE, routes_at_once
 
-# The message's vector from each of the given retrievers, in their order.
-QueryEncoder = Callable[[str, Sequence[DenseRetriever]], list[np.ndarray]]
+# Each given retriever's reading of the message (``DenseRetriever.read``: its vector and scores), in
+# their order.
+QueryReader = Callable[[str, Sequence[DenseRetriever]], list[tuple[np.ndarray, np.ndarray | None]]]
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class Ranking:
 def score(
     catalog: Catalog,
     query: str,
-    encode: QueryEncoder,
+    read: QueryReader,
     allowed: np.ndarray | None = None,
     roots: Sequence[str] | None = None,
 ) -> Scores:
@@ -99,12 +101,12 @@ def score(
     else:
         readers = [r for r in catalog.dense if r.reads(query)]
         nearest: list[tuple[AnnRetriever, np.ndarray]] = []
-        for retriever, vector in zip(readers, encode(query, readers), strict=True):
+        for retriever, (vector, scores) in zip(readers, read(query, readers), strict=True):
             vectors[retriever.encoder.name] = vector
             if isinstance(retriever, AnnRetriever):
                 nearest.append((retriever, vector))
-            else:
-                lists[retriever.id] = retriever.scores_for(vector)
+            elif scores is not None:
+                lists[retriever.id] = scores
         if nearest:
             race = _nearest_race(size, lists, nearest, allowed, roots)
         keyword_found = bool(fast_hits) or bool(catalog.bm25 and lists[BM25].any())
@@ -153,7 +155,7 @@ def rank(
     query: str,
     weights: Mapping[str, float],
     learned: Learned | None,
-    encode: QueryEncoder,
+    read: QueryReader,
     allowed: np.ndarray | None = None,
     roots: Sequence[str] | None = None,
 ) -> Ranking:
@@ -162,7 +164,7 @@ def rank(
     z-scored among the whole catalog."""
     if not catalog.skills:
         return Ranking(query, Scores({}, (), (), "no-match", {}), "no-match", None, ())
-    scores = score(catalog, query, encode, allowed, roots)
+    scores = score(catalog, query, read, allowed, roots)
     race = scores.race
     method = scores.method
     static = catalog.multipliers

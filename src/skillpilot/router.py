@@ -267,7 +267,7 @@ class SkillPilot:
         """Every retriever's score for every skill (catalog order), the fast-path hits, the
         query's vectors and which path answered. Public for calibration and benchmarks."""
         with single_threaded_blas():
-            return score(self._catalog(), query, self._encode_query)
+            return score(self._catalog(), query, self._read_query)
 
     def ranking(self, query: str, roots: Sequence[str] | None = None) -> Ranking:
         """The fused candidates of ``query`` (the pool a route decides on), best first, before
@@ -275,25 +275,29 @@ class SkillPilot:
         with single_threaded_blas():
             return self._rank(self._catalog(), cap_query(query), roots)
 
-    def _encode_query(self, query: str, retrievers: Sequence[DenseRetriever]) -> list[np.ndarray]:
-        """The query's vector from each of ``retrievers``. With several models the others run
-        on a second thread while this one runs the first: onnxruntime and numpy release the
-        GIL, so on two cores the slowest model, not the sum, sets the latency."""
+    def _read_query(
+        self, query: str, retrievers: Sequence[DenseRetriever]
+    ) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """Each retriever's ``read`` of the query (its vector and scores). With several models
+        the others run on a second thread while this one runs the first: onnxruntime and numpy
+        release the GIL, so on two cores the slowest model, not the sum, sets the latency; the
+        scores go with them (at 50,000 skills scoring a model's vectors costs as much as
+        encoding the message)."""
         if not retrievers:
             return []
         first, *rest = retrievers
         if not rest:
-            return [first.encode(query)]
+            return [first.read(query)]
         if self._query_pool is None:
             self._query_pool = ThreadPoolExecutor(max_workers=len(rest), thread_name_prefix="skillpilot-encode")
-        pending = [self._query_pool.submit(r.encode, query) for r in rest]
-        return [first.encode(query), *(f.result() for f in pending)]
+        pending = [self._query_pool.submit(r.read, query) for r in rest]
+        return [first.read(query), *(f.result() for f in pending)]
 
     def _rank(self, catalog: Catalog, query: str, roots: Sequence[str] | None = None) -> Ranking:
         learned = self._learned(catalog) if catalog.skills else None
         allowed = catalog.under(roots) if roots is not None else None
         stored_roots = catalog.root_ids(roots) if roots is not None else None
-        return rank(catalog, query, self.calibration.fusion_weights, learned, self._encode_query, allowed, stored_roots)
+        return rank(catalog, query, self.calibration.fusion_weights, learned, self._read_query, allowed, stored_roots)
 
     def route(
         self,

@@ -16,7 +16,7 @@ query vector:
   this retriever holds; on a catalog no larger than the sample they are exact.
 
 Everything else (``encode``, ``reads``, ``id``) is the dense retriever's; its ``scores_for``
-scores the sample only.
+scores the sample only, and ``read`` gives the message's vector without scores.
 """
 
 from __future__ import annotations
@@ -67,6 +67,10 @@ class AnnRetriever(DenseRetriever):
             found += self._store.vector_search(self.space, vector, DEPTH, roots=roots)
         positions = {self._position.get((root, key)) for root, key, _ in found}
         return np.array(sorted(n for n in positions if n is not None), dtype=np.int64)
+
+    def read(self, query: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """The message's vector only: candidates come from ``nearest``, their scores from ``scores_at``."""
+        return self.encode(query), None
 
     def scores_at(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """The max-sim score of each of ``positions`` (-1 for a skill without vectors)."""

@@ -141,6 +141,12 @@ class DenseRetriever:
         vector: np.ndarray = self.encoder.encode_batch([cap_query(query)])[0]
         return vector
 
+    def read(self, query: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """The message's vector and its score for every skill (None where this retriever does not
+        score the whole catalog at once)."""
+        vector = self.encode(query)
+        return vector, self.scores_for(vector)
+
     def scores_for(self, query_vector: np.ndarray) -> np.ndarray:
         """One score per skill: the best weighted part cosine."""
         if not len(self._matrix):
