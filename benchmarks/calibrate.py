@@ -75,10 +75,16 @@ def collect(home: Path) -> list[Example]:
             if not line.strip():
                 continue
             query = json.loads(line)
-            lists = pilot.score_lists(str(query["query"])).lists
+            # The skills' redirects move multipliers as routing does (judged on the shipped fusion
+            # weights' ranking, which only decides whether the redirecting skill was in the running).
+            ranking = pilot._rank(catalog, str(query["query"]))
+            redirected = ranking.redirected
+            multipliers = catalog.multipliers
+            if redirected is not None:
+                multipliers = multipliers * np.exp(redirected.log_multipliers)
             expected = set(query["expected"])  # type: ignore[call-overload]
             labels = np.array([k in expected for k in keys], dtype=float)
-            examples.append(Example(suite, query, keys, lists, catalog.multipliers, labels))
+            examples.append(Example(suite, query, keys, ranking.lists, multipliers, labels))
     return examples
 
 

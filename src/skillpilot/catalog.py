@@ -4,7 +4,8 @@ Input: a :class:`~skillpilot.index.Snapshot` (one read transaction: generation, 
 vectors of the configured encoders), the encoders and the settings. Output: a frozen
 :class:`Catalog`: the skills with their ids (catalog positions are the order of the snapshot),
 the fast-path matcher, the BM25 postings, one dense retriever per encoder that has vectors, the
-static multipliers (trust tier x unmet preconditions), the conflict groups, and what is missing.
+static multipliers (trust tier x unmet preconditions), the conflict groups, the authors'
+redirects (``skillpilot.redirects``, built on first use) and what is missing.
 
 Guarantees: building a catalog never writes the index. A skill without vectors for an encoder
 (indexed keyword-only, or with another model) is embedding the indexer's job: that encoder's
@@ -20,7 +21,7 @@ declared for the skill.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -34,6 +35,7 @@ from .fingerprint import unmet_preconditions
 from .index import ConflictGraph, Snapshot, assign_ids
 from .index.builder import root_id, vector_space
 from .model import IndexedSkill
+from .redirects import Redirects
 from .retrieve.bm25 import BM25Index, BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.fast import FastMatcher
@@ -94,6 +96,13 @@ class Catalog:
         on first use, once per catalog)."""
         return BM25Index([described_terms(s.name, s.skill.description) for s in self.skills])
 
+    @cached_property
+    def redirects(self) -> Redirects:
+        """The skills' redirects whose targets are installed, weighted by the keyword index's IDF
+        (built on first use, once per catalog)."""
+        bm25 = self.bm25
+        return Redirects(self.skills, (lambda term: bm25.index.ceiling([term])) if bm25 else (lambda term: 1.0))
+
     def under(self, roots: Sequence[str]) -> np.ndarray:
         """Which skills were indexed under one of ``roots`` (named as the store does), as a mask."""
         wanted = {root_id(Path(r)) for r in roots}
@@ -105,13 +114,19 @@ def spaces(encoders: Sequence[Encoder]) -> list[str]:
     return [vector_space(encoder, EMBEDDING) for encoder in encoders]
 
 
-def build_catalog(snapshot: Snapshot, encoders: Sequence[Encoder], settings: Settings) -> Catalog:
-    """The catalog of ``snapshot`` (see the module docstring)."""
+def build_catalog(snapshot: Snapshot, encoders: Callable[[], Sequence[Encoder]], settings: Settings) -> Catalog:
+    """The catalog of ``snapshot`` (see the module docstring). ``encoders`` is asked for the
+    models only once the keyword parts are built, so they can be loading meanwhile."""
     skills = assign_ids(list(snapshot.skills))
+    keyword = settings.enable_keyword
+    fast = FastMatcher(skills) if keyword else None
+    bm25 = BM25Retriever(skills) if keyword else None
+    vocabulary = Vocabularies(skills)
+    loaded = encoders()
     dense: list[DenseRetriever] = []
     descriptions: list[np.ndarray] = []
     missing: list[MissingVectors] = []
-    for encoder, space in zip(encoders, spaces(encoders), strict=True):
+    for encoder, space in zip(loaded, spaces(loaded), strict=True):
         stored = snapshot.vectors.get(space, {})
         empty = np.zeros((0, encoder.dim), dtype=np.float32)
         vectors = [stored.get((s.skill.root, s.key), empty) for s in skills]
@@ -128,7 +143,7 @@ def build_catalog(snapshot: Snapshot, encoders: Sequence[Encoder], settings: Set
             if skills
             else empty
         )
-    conflicts = _conflict_groups(snapshot.conflicts, skills, descriptions, spaces(encoders), settings)
+    conflicts = _conflict_groups(snapshot.conflicts, skills, descriptions, spaces(loaded), settings)
     unmet = tuple(unmet_preconditions(s.fingerprint.preconditions) if settings.preconditions else () for s in skills)
     multipliers = np.array(
         [
@@ -136,18 +151,17 @@ def build_catalog(snapshot: Snapshot, encoders: Sequence[Encoder], settings: Set
             for s, u in zip(skills, unmet, strict=True)
         ]
     )
-    keyword = settings.enable_keyword
     return Catalog(
         generation=snapshot.generation,
         skills=tuple(skills),
-        fast=FastMatcher(skills) if keyword else None,
-        bm25=BM25Retriever(skills) if keyword else None,
+        fast=fast,
+        bm25=bm25,
         dense=tuple(dense),
         multipliers=multipliers,
         unmet=unmet,
         conflicts=tuple(conflicts),
         conflict_of=group_of(conflicts),
-        vocabulary=Vocabularies(skills),
+        vocabulary=vocabulary,
         missing=tuple(missing),
     )
 

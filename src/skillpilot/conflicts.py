@@ -20,10 +20,12 @@ all its fast-path matches, the user's ``prefer`` rules and the feedback adjustme
 winner's group has other members in the race, the winner among them is, in order: the one a
 user rule names (``prefer: {a: b}`` means "b whenever a and b compete"); else, among members
 whose fused score is within ``CONTEST_MARGIN`` of the best, the one with the most of: learned
-feedback for messages like this one, trigger phrases found, then ``prefer_when`` phrases and
-words of the message that only its name, description or keywords use, then the higher
-declared ``route.priority``, then the higher fused score. Members outside the margin are not
-contenders: the meaning and keyword evidence fusion weighed outranks a word or a priority.
+feedback for messages like this one, an author's redirect (``skillpilot.redirects``: +1 for the
+skill it sends the message to, -1 for the one sending it away), trigger phrases found, then
+``prefer_when`` phrases and words of the message that only its name, description or keywords
+use, then the higher declared ``route.priority``, then the higher fused score. Members outside
+the margin are not contenders: the meaning and keyword evidence fusion weighed outranks a word or
+a priority.
 Output: a ``Resolution`` naming the winner, the members it beat and the reason
 (``chose slack-advanced over slack, slack-notifier: 'schedule', 'all channels'``).
 """
@@ -36,11 +38,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .index import ConflictGraph
-from .model import Adjustment, Candidate, FastHit, IndexedSkill, Resolution
+from .model import Adjustment, Candidate, FastHit, IndexedSkill, Redirection, Resolution
 from .text import tokenize
 
 # Rows of the similarity matrix computed at once: bounds memory at BLOCK x catalog floats.
@@ -222,6 +222,10 @@ def update_graph(
 
 def _components(size: int, pairs: np.ndarray) -> np.ndarray:
     """Each node's connected component in the pair graph."""
+    # Imported here: only an index update needs it, and scipy costs a router ~0.2 s to import.
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(size, size))
     labels: np.ndarray = connected_components(graph, directed=False)[1]
     return labels
@@ -328,10 +332,12 @@ def resolve(
     prefer: Mapping[str, str],
     learned: Adjustment | None = None,
     vocabulary: Vocabularies | None = None,
+    redirected: Redirection | None = None,
 ) -> Resolution | None:
     """Settle the contest around ``candidates[0]``; None when its group has no other member in
     the race. ``evidence`` is every fast-path match of the message, however weak; ``vocabulary``
-    (one per catalog) keeps the members' words between routes."""
+    (one per catalog) keeps the members' words between routes; ``redirected`` the authors'
+    redirects that apply to the message."""
     if not candidates:
         return None
     group = groups.get(candidates[0].index)
@@ -361,10 +367,15 @@ def resolve(
     def learned_for(index: int) -> float:
         return round(learned.example_score(index), 3) if learned else 0.0
 
-    def rank(c: Candidate) -> tuple[float, int, int, int, float]:
+    def sent_for(index: int) -> int:
+        moved = float(redirected.log_multipliers[index]) if redirected else 0.0
+        return int(np.sign(moved))
+
+    def rank(c: Candidate) -> tuple[float, int, int, int, int, float]:
         triggers, words = said[c.index]
         return (
             learned_for(c.index),
+            sent_for(c.index),
             len(triggers),
             len(words),
             skills[c.index].skill.route.priority,
@@ -376,6 +387,9 @@ def resolve(
     priorities = [skills[c.index].skill.route.priority for c in contenders]
     if learned_for(winner.index) > 0:
         why = "your feedback on similar messages"
+    elif redirected and sent_for(winner.index) > 0:
+        sender = next(a for a in redirected.applied if a.target == winner.index)
+        why = f"{skills[sender.source].id} sends {sender.redirect.case!r} to it"
     elif triggers or words:
         why = ", ".join(f"'{w}'" for w in (*triggers, *words))
     elif max(priorities) > min(priorities):

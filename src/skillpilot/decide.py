@@ -201,6 +201,7 @@ def judge(
         prefer,
         ranking.learned,
         catalog.vocabulary,
+        ranking.redirected,
     )
     candidates = tuple(promoted(fused, resolution.winner)) if resolution else fused
     confidence = with_feedback(confidence, ranking, catalog, calibration, candidates[0].index, hard_threshold)

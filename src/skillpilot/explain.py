@@ -3,9 +3,10 @@
 Input: the catalog, the :class:`~skillpilot.rank.Ranking` and the
 :class:`~skillpilot.decide.Verdict` of one message. Output: the ``reasons`` a
 :class:`~skillpilot.model.RouteResult` carries (the contest's outcome, feedback, the fast path's
-evidence, each retriever's rank and score, multipliers, the margin over the runner-up) and, when
-asked for, one :class:`~skillpilot.model.StageTrace` per stage: the fast path, each retriever's
-top five, fusion, the decision. A catalog missing some vectors says so in a first stage.
+evidence, the authors' redirects, each retriever's rank and score, multipliers, the margin over the
+runner-up) and, when asked for, one :class:`~skillpilot.model.StageTrace` per stage: the fast path,
+each retriever's top five, the redirects that applied (only when one did), fusion, the decision.
+A catalog missing some vectors says so in a first stage.
 Nothing here changes a decision.
 """
 
@@ -20,6 +21,7 @@ from .decide import Verdict
 from .fuse import weight_for
 from .model import BM25, FAST, Candidate, Match, RetrieverId, StageTrace
 from .rank import Ranking
+from .redirects import described
 
 TRACE_TOP = 5
 
@@ -46,6 +48,10 @@ def reasons(catalog: Catalog, ranking: Ranking, verdict: Verdict) -> tuple[str, 
     for hit in ranking.scores.fast_hits:
         if hit.index == top.index:
             said.extend(str(e) for e in hit.evidence)
+    redirected = ranking.redirected
+    for applied in redirected.applied if redirected else ():
+        if top.index in (applied.source, applied.target):
+            said.append(f"redirect: {described(applied, catalog.skills)}")
     for retriever in sorted(top.raw, key=str):
         if retriever == FAST or retriever not in top.ranks:
             continue
@@ -53,6 +59,8 @@ def reasons(catalog: Catalog, ranking: Ranking, verdict: Verdict) -> tuple[str, 
     static = float(catalog.multipliers[top.index])
     if static != 1.0:
         said.append(f"score multiplied by {static:.2f} (trust tier / preconditions)")
+    if redirected is not None and redirected.log_multipliers[top.index]:
+        said.append(f"score multiplied by {np.exp(redirected.log_multipliers[top.index]):.2f} (redirect)")
     if learned is not None and learned.log_multipliers[top.index]:
         factor = np.exp(learned.log_multipliers[top.index])
         said.append(f"score multiplied by {factor:.2f} (feedback)")
@@ -101,6 +109,16 @@ def trace(
             StageTrace(r.name, (), ("not asked: an English-only model, and the message is mostly CJK",))
             for r in catalog.dense
             if r.id not in lists
+        )
+    redirected = ranking.redirected
+    if redirected is not None:
+        moved = np.flatnonzero(redirected.log_multipliers)
+        stages.append(
+            StageTrace(
+                "redirects: skills' own 'not for X, use Y'",
+                tuple((skills[i].id, round(float(np.exp(redirected.log_multipliers[i])), 2)) for i in moved),
+                tuple(described(a, skills) for a in redirected.applied),
+            )
         )
     stages.append(
         StageTrace(

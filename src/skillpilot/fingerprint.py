@@ -24,6 +24,16 @@ the keyword index still reads the whole description).
   machine lacks, in words.
 - ``quality_issues``: :class:`~skillpilot.model.QualityIssue` values, each a stable code and a
   short sentence a skill author can act on.
+- ``redirects``: up to 10 :class:`~skillpilot.model.Redirect` s, cases the author sends to
+  another skill: "NOT for X — use Y" (or "(use Y)", "that's Y"), "for X, use / see / prefer
+  [the] Y [skill] [instead]", "use / prefer Y [instead] for X", a list item "X — use Y instead";
+  and, in the description only, cases sent nowhere in particular: "not for X", "don't use this
+  for X". Y is a skill name as authors write one: lowercase words joined by hyphens (a
+  ``plugin:`` prefix allowed), or one lowercase word followed by "skill"; quoted, bold or bare,
+  and followed by the end of the clause or by "skill", "instead", "for", "when" (so "use
+  text-based layouts" or "see docs/x.md" name no skill). The skill's own name, a case without a
+  content word ("for that", "for example") and repeats are left out.
+  ``skillpilot.redirects`` applies them at route time.
 """
 
 from __future__ import annotations
@@ -37,11 +47,12 @@ from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 
-from .model import Fingerprint, QualityIssue, Requirements, SideEffects, Skill
-from .text import ANALYSED_CHARS, STOP_WORDS, has_cjk, stem, words
+from .model import Fingerprint, QualityIssue, Redirect, Requirements, SideEffects, Skill
+from .text import ANALYSED_CHARS, STOP_WORDS, has_cjk, stem, tokenize, words
 
 MAX_INTENT_PATTERNS = 10
 MAX_KEYWORDS = 15
+MAX_REDIRECTS = 10
 # Long bodies are reference material; their opening says what the skill is about.
 _BODY_CHARS = ANALYSED_CHARS
 _MAX_CLAUSE = 300
@@ -67,6 +78,41 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$", re.MULTILINE)
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
 _COMPOUND = re.compile(r"\w+(?:-\w+)+")
 _NAME_RULE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+# Redirect clauses (see the module docstring). A skill name is lowercase, as SKILL.md names are;
+# the words around it match in any case. Each clause is found from its verb and the name after it
+# (literal searches, fast on a 20,000-character body), then the case is read before the verb
+# (within the line) or after the name.
+_CASE = r"(?P<case>[^.;:!?\n()—–]{3,160}?)"
+_SKILL_NAME = re.compile(
+    r"\s+(?i:the\s+)?(?!(?:this|that|the|a|an|it|its|any|your|our|each|every)\b)"
+    r"[`*'\"]*(?P<target>[a-z0-9]+(?:[-:][a-z0-9]+)+|[a-z0-9]+(?=[`*'\"]*\s+skill\b))[`*'\"]*"
+    # The name ends the clause or a redirect goes on: "use text-based layouts" and "see
+    # notes-v2.md" name no skill.
+    r"(?=\s+(?:skill|instead|for|when)\b|[ \t]*(?:[—–(,;:!?)\n]|\.(?!\S))|\s*$)"
+)
+_SENDING_VERBS = ("use", "see", "try", "prefer", "that's", "that’s", "that is")
+_VERB = {verb: re.compile(rf"{verb}(?<![\w-]{verb})") for verb in _SENDING_VERBS}
+_DASH = r"[ \t]*(?:[—–:]|--|[ \t]-[ \t])[ \t]*"
+# What comes before "use Y": "not for X — ", "for X, ", a list item "- X — ".
+_CASE_BEFORE = (
+    re.compile(rf"(?<![\w-])(?i:not\s+for)\s+{_CASE}(?:{_DASH}|[ \t]*[,(][ \t]*|\.\s+)(?i:instead\s+)?\Z"),
+    re.compile(rf"(?<![\w-])(?i:for|when|if)\s+{_CASE},?\s+\Z"),
+)
+_ITEM_BEFORE = re.compile(rf"^[ \t]*[-*+][ \t]+{_CASE}{_DASH}\Z")
+# What comes after "use Y": " [skill] [instead] for X". Without "skill", "instead" or a plugin
+# prefix Y is as often a package or a technique ("use expo-image for all images").
+_CASE_AFTER = re.compile(
+    rf"(?P<marker>\s+skill|\s+(?i:instead))?\s+(?i:instead\s+)?(?i:for|when)\s+{_CASE}(?=[.;:!?\n()]|$)"
+)
+_LOOK_BACK = 200
+_UNNAMED_REDIRECT = re.compile(
+    rf"\b(?i:not\s+for|(?:don'?t|do\s+not|never)\s+use\s+(?:this|it)(?:\s+skill)?\s+(?:for|when|to))\s+{_CASE}"
+    r"(?=[.;!?\n()]|$)"
+)
+# "For example, use ..." is an example, not a case; nor is a code name ("- `rule-id` - use ...").
+_CODE_ONLY = re.compile(r"\s*`[^`]*`\s*")
+_NOT_A_CASE = frozenset(tokenize("example instance"))
 
 
 def _stems(text: str) -> frozenset[str]:
@@ -98,8 +144,7 @@ _NETWORK_WORDS = _stems("fetch download search browse crawl scrape web website u
 
 def fingerprint(skill: Skill) -> Fingerprint:
     """The routing signals of ``skill``; see the module docstring for how each is derived."""
-    body = _FENCED.sub(" ", skill.body[:_BODY_CHARS])
-    description = skill.description[:_BODY_CHARS]
+    description, body = _analysed(skill)
     patterns = _intent_patterns(description, body)
     declared = skill.route.side_effects
     side_effects = declared or _infer_side_effects(f"{skill.name} {description}")
@@ -110,7 +155,18 @@ def fingerprint(skill: Skill) -> Fingerprint:
         side_effects_declared=declared is not None,
         preconditions=skill.requires,
         quality_issues=quality_issues(skill, patterns),
+        redirects=_redirects(skill.name, description, body),
     )
+
+
+def _analysed(skill: Skill) -> tuple[str, str]:
+    """The description and body as the fingerprint reads them: cut, fenced code left out."""
+    return skill.description[:_BODY_CHARS], _FENCED.sub(" ", skill.body[:_BODY_CHARS])
+
+
+def redirects(skill: Skill) -> tuple[Redirect, ...]:
+    """The cases the author of ``skill`` sends elsewhere: its fingerprint's ``redirects``."""
+    return _redirects(skill.name, *_analysed(skill))
 
 
 def _intent_patterns(description: str, body: str) -> tuple[str, ...]:
@@ -148,6 +204,53 @@ def _clean(text: str) -> str:
     if len(text) > _MAX_CLAUSE:
         text = text[:_MAX_CLAUSE].rsplit(" ", 1)[0]
     return text
+
+
+def _redirects(name: str, description: str, body: str) -> tuple[Redirect, ...]:
+    """The cases the author of skill ``name`` sends elsewhere (see the module docstring),
+    description first, at most ``MAX_REDIRECTS``."""
+    found: dict[tuple[str, str], Redirect] = {}
+    for text, unnamed in ((description, True), (body, False)):
+        sent = _named_redirects(text)
+        if unnamed:
+            sent += [(m.group("case"), "") for m in _UNNAMED_REDIRECT.finditer(text)]
+        for raw_case, target in sent:
+            case = _clean(raw_case)
+            if (
+                _CODE_ONLY.fullmatch(raw_case)
+                or name in (target, target.rsplit(":", 1)[-1])
+                or not set(tokenize(case)) - _NOT_A_CASE
+            ):
+                continue
+            found.setdefault((case.lower(), target), Redirect(case, target))
+    # A case the author also sent to a named skill is that redirect, not one to nowhere.
+    named_cases = {case for case, target in found if target}
+    kept = [r for (case, target), r in found.items() if target or case not in named_cases]
+    return tuple(kept[:MAX_REDIRECTS])
+
+
+def _named_redirects(text: str) -> list[tuple[str, str]]:
+    """(case as written, skill name) for each clause of ``text`` that sends a case to a named skill."""
+    lowered = text.lower()
+    # Offsets in the lowered copy must be those of the text (a few letters lower to two).
+    searched = lowered if len(lowered) == len(text) else text
+    sent: list[tuple[int, str, str]] = []
+    for verb, pattern in _VERB.items():
+        for found in pattern.finditer(searched):
+            named = _SKILL_NAME.match(text, found.end())
+            if named is None:
+                continue
+            line = text.rfind("\n", 0, found.start()) + 1
+            before = text[max(line, found.start() - _LOOK_BACK) : found.start()]
+            patterns = (*_CASE_BEFORE, _ITEM_BEFORE) if line >= found.start() - _LOOK_BACK else _CASE_BEFORE
+            case = next((m.group("case") for p in patterns if (m := p.search(before))), None)
+            if case is None and verb in ("use", "prefer"):
+                after = _CASE_AFTER.match(text, named.end())
+                if after and (after.group("marker") or ":" in named.group("target")):
+                    case = after.group("case")
+            if case is not None:
+                sent.append((found.start(), case, named.group("target")))
+    return [(case, target) for _, case, target in sorted(sent)]
 
 
 def _keywords(name: str, description: str, body: str) -> tuple[str, ...]:

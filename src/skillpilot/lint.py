@@ -43,6 +43,10 @@ what each costs on the 100-point score:
 - ``unmet-preconditions`` (info, 0): this machine lacks an env var, binary or OS it needs (with
   ``router.preconditions`` on the router ranks it x0.7 here; a CI machine is not where skills
   run, so it costs nothing).
+- ``redirect-target-missing`` (info, 0): a redirect in its text ("NOT for testing — use
+  playwright-pro", the fingerprint's ``redirects``) names a skill the index does not hold, so
+  routing ignores it. Info only: a skill pack linted on its own may redirect to another pack's
+  skills, and a package name written like a skill's ("use scvi-tools for ...") reads the same.
 
 Guarantees: deterministic for an index; the score is ``max(0, 100 - penalties)`` rounded to one
 decimal; every finding quotes the text it is about and names the other skills involved. Cost:
@@ -67,6 +71,7 @@ from .conflicts import ConflictGroup, Vocabularies, own_words
 from .fingerprint import _BULLET, _FENCED, _SENTENCE_END, _clean, fingerprint, unmet_preconditions
 from .index.builder import vector_space
 from .model import IndexedSkill, IssueCode
+from .redirects import target_finder
 from .retrieve.dense import EMBEDDING
 from .retrieve.fast import ROUTE_AT_ONCE, FastMatcher
 from .router import SkillPilot
@@ -154,6 +159,7 @@ def lint(
     groups = {i: g for g in pilot.conflict_groups() for i in g.indices}
     matcher = FastMatcher(skills)
     rarity = _DescriptionRarity(skills)
+    installed = target_finder(skills)
     results = []
     for done, index in enumerate(targets, start=1):
         skill = skills[index]
@@ -167,6 +173,7 @@ def lint(
             *_prefer_when(index, skills, groups.get(index)),
             *_collisions(index, skills, matcher),
             *_preconditions(skill),
+            *_missing_redirect_targets(skill, installed),
         ]
         score = max(0.0, 100.0 - sum(f.penalty for f in findings))
         results.append(SkillLint(skill.id, skill.key, skill.skill.path, round(score, 1), tuple(findings)))
@@ -478,5 +485,20 @@ def _preconditions(skill: IndexedSkill) -> list[Finding]:
         "this machine lacks what the skill needs, so the router ranks it lower here",
         unmet,
         "install or set what is missing, or run with --preconditions off",
+        0.0,
+    )]
+
+
+def _missing_redirect_targets(skill: IndexedSkill, installed: Callable[[str], int | None]) -> list[Finding]:
+    missing = [r for r in skill.fingerprint.redirects if r.target and installed(r.target) is None]
+    if not missing:
+        return []
+    names = sorted({r.target for r in missing})
+    return [Finding(
+        "redirect-target-missing", "info",
+        f"it sends cases to {', '.join(names)}, which no indexed skill is, so routing ignores "
+        f"{'that redirect' if len(missing) == 1 else 'those redirects'}",
+        tuple(f"{_excerpt(r.case)!r} -> {r.target}" for r in missing),
+        "install the skill it names, or correct the name to that of an indexed skill",
         0.0,
     )]

@@ -7,6 +7,7 @@ Pipeline and the type each stage produces:
     index/       -> IndexedSkill     (Skill + Fingerprint + id, as stored)
     retrieve/    -> Hit / FastHit    (a catalog position and a raw score, per RetrieverId;
                                       the fast path's hits carry their Evidence)
+    redirects    -> Redirection      (authors' "not for X, use Y" clauses that apply to one message)
     feedback     -> Adjustment       (learned ln-multipliers for one message, with their Matches)
     fuse         -> Candidate        (one skill in the race: fused score, per-retriever ranks)
     conflicts    -> Resolution       (the winner of a contest inside a conflict group)
@@ -91,6 +92,16 @@ class QualityIssue:
 
 
 @dataclass(frozen=True)
+class Redirect:
+    """A case the skill's author sends elsewhere ("NOT for testing — use playwright-pro"): the
+    case as written, and the skill named for it as written ("" when the author names none:
+    "not for affinity prediction")."""
+
+    case: str
+    target: str = ""
+
+
+@dataclass(frozen=True)
 class Fingerprint:
     """Routing signals derived from a skill's text without any model (zero-config)."""
 
@@ -100,6 +111,7 @@ class Fingerprint:
     side_effects_declared: bool
     preconditions: Requirements
     quality_issues: tuple[QualityIssue, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -256,6 +268,27 @@ class Adjustment:
     def chosen(self) -> set[int]:
         """Catalog positions users chose for messages like this one."""
         return {m.skill for m in self.matches if m.sign > 0}
+
+
+@dataclass(frozen=True)
+class AppliedRedirect:
+    """One author's redirect that applies to a message: the skill that sends the case away
+    (``source``) and the one it names (``target``; None when it names none), as catalog
+    positions, the redirect as written, and the part of its case the message matched ("flowcharts"
+    of "flowcharts, circuits, pathways, and technical diagrams")."""
+
+    source: int
+    target: int | None
+    redirect: Redirect
+    matched: str
+
+
+@dataclass(frozen=True)
+class Redirection:
+    """Per-skill ln-multipliers the authors' redirects set for one message, and the redirects."""
+
+    log_multipliers: np.ndarray
+    applied: tuple[AppliedRedirect, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ Input: a :class:`~skillpilot.catalog.Catalog`, the (capped) message, the fusion 
 feedback model (or None) and a function that encodes the message with some dense retrievers.
 Output: a :class:`Ranking`: every retriever's full-catalog score list (keyed by
 :class:`~skillpilot.model.RetrieverId`), the fast path's hits (matched once), the query vectors,
-the feedback :class:`~skillpilot.model.Adjustment`, which path answered, and the fused
+the authors' :class:`~skillpilot.model.Redirection` (``skillpilot.redirects``), the feedback
+:class:`~skillpilot.model.Adjustment`, which path answered, and the fused
 :class:`~skillpilot.model.Candidate` s best first. Nothing in it is changed after it is built.
 
 The fast path (:func:`~skillpilot.retrieve.fast.routes_at_once`): when one skill's trigger
@@ -24,7 +25,8 @@ import numpy as np
 from .catalog import Catalog
 from .feedback import Learned
 from .fuse import POOL_SIZE, fuse
-from .model import BM25, FAST, Adjustment, Candidate, FastHit, Method, RetrieverId
+from .model import BM25, FAST, Adjustment, Candidate, FastHit, Method, Redirection, RetrieverId
+from .redirects import redirection, targets
 from .retrieve.dense import DenseRetriever
 from .retrieve.fast import EVIDENCE_SCORE, routes_at_once
 
@@ -47,7 +49,8 @@ class Scores:
 
 @dataclass(frozen=True)
 class Ranking:
-    """One message ranked: the scores, feedback's adjustment and the fused candidates."""
+    """One message ranked: the scores, feedback's adjustment, the fused candidates and the
+    authors' redirects that moved them."""
 
     query: str
     scores: Scores
@@ -56,6 +59,7 @@ class Ranking:
     candidates: tuple[Candidate, ...]
     # The fused candidates without feedback's multipliers, when feedback moved something.
     unadjusted: tuple[Candidate, ...] = ()
+    redirected: Redirection | None = None
 
     @property
     def lists(self) -> Mapping[RetrieverId, np.ndarray]:
@@ -105,7 +109,16 @@ def rank(
         return Ranking(query, Scores({}, (), (), "no-match", {}), "no-match", None, ())
     scores = score(catalog, query, encode, allowed)
     method = scores.method
-    multipliers = catalog.multipliers
+    static = catalog.multipliers
+    redirected = redirection(
+        catalog.redirects,
+        query,
+        lambda: fuse(scores.lists, weights, static),
+        scores.fast_hits,
+        len(catalog.skills),
+        allowed,
+    )
+    multipliers = static * np.exp(redirected.log_multipliers) if redirected else static
     adjustment: Adjustment | None = None
     unadjusted: tuple[Candidate, ...] = ()
     if learned is not None:
@@ -121,10 +134,10 @@ def rank(
             method = "hybrid"
         multipliers = multipliers * np.exp(adjustment.log_multipliers)
     candidates = fuse(scores.lists, weights, multipliers)
-    chosen = adjustment.chosen() if adjustment else set()
+    chosen = (adjustment.chosen() if adjustment else set()) | targets(redirected)
     if chosen - {c.index for c in candidates}:
-        # A skill users chose for messages like this one joins the race even when the
-        # retrievers left it out of the pool; fusion orders it like any other candidate.
+        # A skill users chose for messages like this one, or an author sent it to, joins the
+        # race even when the retrievers left it out of the pool; fusion orders it like any other.
         keep = {c.index for c in candidates} | chosen
         everyone = fuse(scores.lists, weights, multipliers, pool=len(catalog.skills))
         candidates = [c for c in everyone if c.index in keep]
@@ -135,4 +148,4 @@ def rank(
         candidates = [c for c in everyone if allowed[c.index]][:POOL_SIZE]
     if not candidates:
         method = "no-match"
-    return Ranking(query, scores, method, adjustment, tuple(candidates), unadjusted)
+    return Ranking(query, scores, method, adjustment, tuple(candidates), unadjusted, redirected)

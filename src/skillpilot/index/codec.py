@@ -2,7 +2,8 @@
 
 Guarantees: ``skill_from_json(skill_to_json(s)) == s`` and likewise for fingerprints (tuples come
 back as tuples), so two stores holding the same index hand the router equal objects. An index
-written before quality issues had codes (plain sentences) gets them re-derived from the skill.
+written before quality issues had codes (plain sentences), or before fingerprints held redirects,
+gets them re-derived from the skill.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..fingerprint import quality_issues
-from ..model import Fingerprint, QualityIssue, Requirements, RouteHints, Skill
+from ..fingerprint import quality_issues, redirects
+from ..model import Fingerprint, QualityIssue, Redirect, Requirements, RouteHints, Skill
 from . import ConflictGraph, StoredSkill
 
 
@@ -43,7 +44,8 @@ def skill_from_json(text: str) -> Skill:
 
 
 def fingerprint_from_json(text: str, skill: Skill | None = None) -> Fingerprint:
-    """The fingerprint back; legacy uncoded quality issues are re-derived from ``skill``."""
+    """The fingerprint back; legacy uncoded quality issues and missing redirects are re-derived
+    from ``skill``."""
     data: dict[str, Any] = json.loads(text)
     fingerprint = Fingerprint(
         intent_patterns=tuple(data["intent_patterns"]),
@@ -52,9 +54,12 @@ def fingerprint_from_json(text: str, skill: Skill | None = None) -> Fingerprint:
         side_effects_declared=data["side_effects_declared"],
         preconditions=Requirements(**{k: tuple(v) for k, v in data["preconditions"].items()}),
         quality_issues=tuple(QualityIssue(**i) for i in data["quality_issues"] if isinstance(i, dict)),
+        redirects=tuple(Redirect(**r) for r in data.get("redirects", ())),
     )
     if skill is not None and any(isinstance(i, str) for i in data["quality_issues"]):
-        return replace(fingerprint, quality_issues=quality_issues(skill, fingerprint.intent_patterns))
+        fingerprint = replace(fingerprint, quality_issues=quality_issues(skill, fingerprint.intent_patterns))
+    if skill is not None and "redirects" not in data:
+        fingerprint = replace(fingerprint, redirects=redirects(skill))
     return fingerprint
 
 

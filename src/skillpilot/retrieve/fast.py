@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -92,17 +93,23 @@ def _analyse(text: str) -> _Text:
     full: list[str] = []
     positions: list[int] = []
     for word in words(text):
-        # ``words`` yields a CJK run whole; its characters in order make contiguity mean the
-        # CJK substring occurs (tokenize's bigrams would not line up).
-        if has_cjk(word[0]):
-            positions.extend(range(len(full), len(full) + len(word)))
-            full.extend(word)
-            continue
-        term = tokenize(word)  # [stem] for a content word, [] for a stop word
-        if term:
-            positions.append(len(full))
-        full.append(term[0] if term else word)
+        terms, content = _as_matched(word)
+        if content:
+            positions.extend(range(len(full), len(full) + len(terms)))
+        full.extend(terms)
     return _Text(tuple(full), tuple(positions))
+
+
+# Loading a catalog analyses every name and description: the same words, many times over.
+@lru_cache(maxsize=1 << 18)
+def _as_matched(word: str) -> tuple[Terms, bool]:
+    """What one surface word adds to ``_Text.full``, and whether those are content terms."""
+    # ``words`` yields a CJK run whole; its characters in order make contiguity mean the
+    # CJK substring occurs (tokenize's bigrams would not line up).
+    if has_cjk(word[0]):
+        return tuple(word), True
+    term = tokenize(word)  # [stem] for a content word, [] for a stop word
+    return ((term[0],), True) if term else ((word,), False)
 
 
 def _pattern(text: _Text) -> Pattern | None:
@@ -131,28 +138,50 @@ class _Phrase:
         return Evidence(self.kind, self.text, self.generic)
 
 
+class _Node:
+    """One step of a pattern trie: the patterns that end here and the terms that go on."""
+
+    __slots__ = ("children", "ends")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
+        self.ends: Terms | None = None
+
+
 class _Finder:
-    """Finds patterns in texts: a dict per mode from first term to the patterns starting with it."""
+    """Finds patterns in texts: a trie of terms per mode, so looking at one position costs the
+    length of the longest pattern found there, not the number of patterns sharing its first term
+    (a catalog of forks shares first terms across thousands of names)."""
 
     def __init__(self, patterns: Sequence[Pattern]) -> None:
-        self._tables: dict[bool, dict[str, list[Terms]]] = {False: {}, True: {}}
+        self._tries: dict[bool, _Node] = {False: _Node(), True: _Node()}
         for exact, terms in dict.fromkeys(patterns):
-            self._tables[exact].setdefault(terms[0], []).append(terms)
+            node = self._tries[exact]
+            for term in terms:
+                node = node.children.setdefault(term, _Node())
+            node.ends = terms
 
     def find(self, text: _Text) -> Iterator[tuple[Pattern, int, int]]:
         """Every occurrence as (pattern, start, end); positions index ``text.full`` either way."""
         content = text.content
-        for start, terms in _scan(content, self._tables[False]):
+        for start, terms in _scan(content, self._tries[False]):
             yield (False, terms), text.positions[start], text.positions[start + len(terms) - 1] + 1
-        for start, terms in _scan(text.full, self._tables[True]):
+        for start, terms in _scan(text.full, self._tries[True]):
             yield (True, terms), start, start + len(terms)
 
 
-def _scan(terms: Terms, by_first: Mapping[str, Sequence[Terms]]) -> Iterator[tuple[int, Terms]]:
-    for start, term in enumerate(terms):
-        for phrase in by_first.get(term, ()):
-            if terms[start : start + len(phrase)] == phrase:
-                yield start, phrase
+def _scan(terms: Terms, trie: _Node) -> Iterator[tuple[int, Terms]]:
+    """Each (start, pattern) of ``trie`` found in ``terms``, by start, shorter patterns first."""
+    for start in range(len(terms)):
+        node = trie.children.get(terms[start])
+        position = start + 1
+        while node is not None:
+            if node.ends is not None:
+                yield start, node.ends
+            if position == len(terms):
+                break
+            node = node.children.get(terms[position])
+            position += 1
 
 
 def _name_pattern(name: str) -> Pattern | None:
