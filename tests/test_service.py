@@ -11,7 +11,7 @@ import pytest
 
 from skillpilot.serve import service
 
-from .surfaces_util import cli, indexed
+from .surfaces_util import cli, cli_process, indexed
 
 
 @pytest.fixture
@@ -37,7 +37,8 @@ def test_start_status_second_start_second_serve_and_stop(keyword_home: Path) -> 
         assert (again["started"], again["pid"], again["url"]) == (False, first["pid"], first["url"])
 
         cli("route", "commit my changes", home=home)  # in-process: not one of the service's routes
-        second = cli("serve", "--port", "0", home=home)
+        # A real process: were the lock not held, this serve would not return.
+        second = cli_process("serve", "--port", "0", home=home)
         assert second.returncode == 1
         assert f"service for {home}: one already runs (pid {first['pid']}, {first['url']})" in second.stderr
         assert (home / "serve.json").read_text(encoding="utf-8") == advertised

@@ -200,6 +200,8 @@ def test_serve_command_advertises_itself_and_the_hook_uses_it(tmp_path: Path) ->
         "SKILLPILOT_PRECONDITIONS": "off",
         # Only the service's routes use this threshold, so its answers are recognisable.
         "SKILLPILOT_HARD_THRESHOLD": "0.99",
+        # A trigger phrase is routed: the service need not load (and warm) the models.
+        "SKILLPILOT_ENABLE_SEMANTIC": "false",
         # Claude Code's skills/ folder is examples/skills, the index's root.
         "CLAUDE_CONFIG_DIR": str(EXAMPLES),
     }

@@ -13,6 +13,12 @@ retriever scores it ``-1`` (found by words only), an encoder with no vectors at 
 and ``missing`` says so for ``explain`` and ``stats``. The generation is the snapshot's, so a
 catalog is never labelled newer than what it holds.
 
+A catalog of more than ``index.annAbove`` skills on a store that searches its own vectors
+(PostgreSQL) holds no vectors but a sample: its dense retrievers are
+:class:`~skillpilot.retrieve.ann.AnnRetriever` s, which ask the store's HNSW index for each
+message's candidates (``nearest_neighbours``; ``explain`` and ``stats`` say so). Below that, or
+on SQLite, every vector is in memory and every skill is scored.
+
 The trust tier of a skill is :func:`trust_tier` everywhere (routing, MCP filters and OntoSkills
 views, dashboard, market listings): ``trustTiers`` in config.yaml by skill id, else what is
 declared for the skill.
@@ -32,10 +38,11 @@ from .config import Settings
 from .conflicts import ConflictGroup, Vocabularies, conflict_config, detect_conflicts, group_of, groups_from
 from .encoders import Encoder
 from .fingerprint import unmet_preconditions
-from .index import ConflictGraph, Snapshot, assign_ids
+from .index import ConflictGraph, Snapshot, VectorSearch, assign_ids
 from .index.builder import root_id, vector_space
 from .model import IndexedSkill
 from .redirects import Redirects
+from .retrieve.ann import AnnRetriever
 from .retrieve.bm25 import BM25Index, BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.fast import FastMatcher
@@ -103,9 +110,20 @@ class Catalog:
         bm25 = self.bm25
         return Redirects(self.skills, (lambda term: bm25.index.ceiling([term])) if bm25 else (lambda term: 1.0))
 
+    @property
+    def nearest_neighbours(self) -> bool:
+        """Whether the dense retrievers take their candidates from the store's HNSW index
+        (``index.annAbove``) instead of scoring every skill."""
+        return any(isinstance(r, AnnRetriever) for r in self.dense)
+
+    @staticmethod
+    def root_ids(roots: Sequence[str]) -> list[str]:
+        """``roots`` (folders) named as the store names them."""
+        return sorted({root_id(Path(r)) for r in roots})
+
     def under(self, roots: Sequence[str]) -> np.ndarray:
-        """Which skills were indexed under one of ``roots`` (named as the store does), as a mask."""
-        wanted = {root_id(Path(r)) for r in roots}
+        """Which skills were indexed under one of ``roots`` (folders), as a mask."""
+        wanted = set(self.root_ids(roots))
         return np.array([s.skill.root in wanted for s in self.skills], dtype=bool)
 
 
@@ -114,9 +132,16 @@ def spaces(encoders: Sequence[Encoder]) -> list[str]:
     return [vector_space(encoder, EMBEDDING) for encoder in encoders]
 
 
-def build_catalog(snapshot: Snapshot, encoders: Callable[[], Sequence[Encoder]], settings: Settings) -> Catalog:
+def build_catalog(
+    snapshot: Snapshot,
+    encoders: Callable[[], Sequence[Encoder]],
+    settings: Settings,
+    search: VectorSearch | None = None,
+) -> Catalog:
     """The catalog of ``snapshot`` (see the module docstring). ``encoders`` is asked for the
-    models only once the keyword parts are built, so they can be loading meanwhile."""
+    models only once the keyword parts are built, so they can be loading meanwhile. With
+    ``search`` (the store, when the catalog is above ``index.annAbove``: ``snapshot`` then holds
+    no vectors) the dense retrievers search it."""
     skills = assign_ids(list(snapshot.skills))
     keyword = settings.enable_keyword
     fast = FastMatcher(skills) if keyword else None
@@ -127,6 +152,14 @@ def build_catalog(snapshot: Snapshot, encoders: Callable[[], Sequence[Encoder]],
     descriptions: list[np.ndarray] = []
     missing: list[MissingVectors] = []
     for encoder, space in zip(loaded, spaces(loaded), strict=True):
+        if search is not None:
+            keys = [(s.skill.root, s.key) for s in skills]
+            lacking = len(set(keys) - search.vector_keys(space))
+            if lacking:
+                missing.append(MissingVectors(encoder.name, lacking, len(skills)))
+            if lacking < len(skills):
+                dense.append(AnnRetriever(encoder, space, search, keys))
+            continue
         stored = snapshot.vectors.get(space, {})
         empty = np.zeros((0, encoder.dim), dtype=np.float32)
         vectors = [stored.get((s.skill.root, s.key), empty) for s in skills]
@@ -143,7 +176,9 @@ def build_catalog(snapshot: Snapshot, encoders: Callable[[], Sequence[Encoder]],
             if skills
             else empty
         )
-    conflicts = _conflict_groups(snapshot.conflicts, skills, descriptions, spaces(loaded), settings)
+    conflicts = _conflict_groups(
+        snapshot.conflicts, skills, descriptions if search is None else None, spaces(loaded), settings
+    )
     unmet = tuple(unmet_preconditions(s.fingerprint.preconditions) if settings.preconditions else () for s in skills)
     multipliers = np.array(
         [
@@ -169,12 +204,13 @@ def build_catalog(snapshot: Snapshot, encoders: Callable[[], Sequence[Encoder]],
 def _conflict_groups(
     graph: ConflictGraph | None,
     skills: list[IndexedSkill],
-    descriptions: list[np.ndarray],
+    descriptions: list[np.ndarray] | None,
     vector_spaces: Sequence[str],
     settings: Settings,
 ) -> list[ConflictGroup]:
     """The groups the index stored for these skills and settings, else computed here (an index
-    built with another threshold or models, or before conflict graphs were stored)."""
+    built with another threshold or models, or before conflict graphs were stored) from the
+    ``descriptions`` (None: the vectors are not in memory, so no groups until a re-index)."""
     if not vector_spaces:
         return []
     threshold = settings.conflict_threshold
@@ -182,6 +218,9 @@ def _conflict_groups(
     stored = groups_from(graph, skills) if graph is not None and graph.config == config else None
     if stored is not None:
         return stored
+    if descriptions is None:
+        log.warning("no conflict groups: the index stores none for these settings; run `skillpilot reindex`")
+        return []
     log.info("conflict groups computed at load (O(N^2)); `skillpilot reindex` stores them in the index")
     with single_threaded_blas():
         return detect_conflicts(skills, descriptions, threshold)

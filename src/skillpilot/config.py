@@ -91,6 +91,12 @@ OPTIONS: tuple[Option, ...] = (
         "where the index lives: empty = index.sqlite in the home, a SQLite file, or postgresql://user@host/db",
     ),
     Option(
+        "index.annAbove",
+        "ann_above",
+        "on a PostgreSQL store, a catalog of more skills than this takes its candidates from the HNSW index "
+        "instead of holding every vector (>= 0)",
+    ),
+    Option(
         "index.conflictThreshold",
         "conflict_threshold",
         "description similarity (0-1] from which two skills form a conflict group",
@@ -205,6 +211,9 @@ class Settings:
     refresh_interval: float = 5.0
     # Empty: index.sqlite in the home; else a SQLite path or a postgresql:// URL (index.open_store).
     store: str = ""
+    # Above this many skills a router on PostgreSQL asks the HNSW index for candidates instead of
+    # holding every vector; below it routes equal SQLite's exactly (benchmarks/pg_scale.py).
+    ann_above: int = 20_000
     # Mean cosine of two skills' descriptions over the encoders; 0.5 is calibrated for the
     # default encoders (see skillpilot.conflicts), the spec's 0.85 finds only near-copies.
     conflict_threshold: float = 0.5
@@ -365,6 +374,7 @@ def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
             "must be between 0 and hard_threshold (router.hardRouteThreshold)",
         ),
         ("conflict_threshold", 0.0 < settings.conflict_threshold <= 1.0, "must be in (0, 1]"),
+        ("ann_above", settings.ann_above >= 0, "must be >= 0 (skills)"),
         ("feedback_batch", settings.feedback_batch >= 1, "must be >= 1"),
         ("log_queries", settings.log_queries in QUERY_PRIVACY, f"must be one of {', '.join(QUERY_PRIVACY)}"),
         ("log_max_rows", settings.log_max_rows >= 1, "must be >= 1"),

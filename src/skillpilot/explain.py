@@ -6,7 +6,8 @@ Input: the catalog, the :class:`~skillpilot.rank.Ranking` and the
 evidence, the authors' redirects, each retriever's rank and score, multipliers, the margin over the
 runner-up) and, when asked for, one :class:`~skillpilot.model.StageTrace` per stage: the fast path,
 each retriever's top five, the redirects that applied (only when one did), fusion, the decision.
-A catalog missing some vectors says so in a first stage.
+A catalog missing some vectors, or routing from the store's nearest-neighbour candidates
+(``index.annAbove``), says so in a first stage.
 Nothing here changes a decision.
 """
 
@@ -22,6 +23,7 @@ from .fuse import weight_for
 from .model import BM25, FAST, Candidate, Match, RetrieverId, StageTrace
 from .rank import Ranking
 from .redirects import described
+from .retrieve.ann import DEPTH
 
 TRACE_TOP = 5
 
@@ -70,11 +72,24 @@ def reasons(catalog: Catalog, ranking: Ranking, verdict: Verdict) -> tuple[str, 
     return tuple(said)
 
 
-def missing_vectors_stage(catalog: Catalog) -> tuple[StageTrace, ...]:
-    """A first stage naming the encoders whose vectors the index lacks; () when none does."""
-    if not catalog.missing:
-        return ()
-    return (StageTrace("catalog: vectors missing", (), tuple(m.note for m in catalog.missing)),)
+def catalog_stages(catalog: Catalog) -> tuple[StageTrace, ...]:
+    """First stages about the catalog: the encoders whose vectors the index lacks, and whether
+    the candidates came from the store's nearest-neighbour index; () when neither applies."""
+    stages = []
+    if catalog.missing:
+        stages.append(StageTrace("catalog: vectors missing", (), tuple(m.note for m in catalog.missing)))
+    if catalog.nearest_neighbours:
+        stages.append(
+            StageTrace(
+                "catalog: candidates from the HNSW index",
+                (),
+                (
+                    f"{len(catalog.skills)} skills, more than index.annAbove: each model's {DEPTH} nearest "
+                    f"skills and the keywords' best {DEPTH} race, scored exactly (z-scores over a sample)",
+                ),
+            )
+        )
+    return tuple(stages)
 
 
 def trace(
@@ -91,7 +106,7 @@ def trace(
     lists = ranking.lists
     fused: tuple[Candidate, ...] = ranking.candidates
     stages = [
-        *missing_vectors_stage(catalog),
+        *catalog_stages(catalog),
         StageTrace(
             "fast path (0-10; >= 8 routes at once)",
             tuple((skills[h.index].id, h.score) for h in fast_hits),

@@ -11,6 +11,11 @@ Two fusions, each for what it is good at:
   development queries (``benchmarks/calibrate.py``). Unlike ranks, z-scores keep *how far*
   ahead a skill is, which is what separates a clear winner from a coin toss.
 
+A :class:`Race` limits the pool to some skills (the ones under an agent host's roots, or the
+nearest-neighbour candidates of a catalog too large to score whole). Ranks, RRF scores and
+z-scores stay those of the whole catalog, which the calibrated confidence was fitted on: a skill
+that is only the best of the allowed ones does not look like the catalog's best.
+
 Multipliers (trust tier, precondition penalty, learned feedback weight) treat ``exp(score)`` as
 the skill's relevance, so multiplying relevance by m adds ``ln m`` to the score; they are applied
 before calibration, so the calibrated confidence sees the final ranking.
@@ -19,6 +24,7 @@ before calibration, so the calibrated confidence sees the final ranking.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,6 +36,21 @@ ScoreLists = Mapping[RetrieverId, np.ndarray]
 RRF_K = 60
 POOL_SIZE = 20
 FAST_SCALE = 10.0
+
+
+@dataclass(frozen=True)
+class Race:
+    """Which skills may enter the pool, and how to read lists that do not score every skill.
+
+    ``eligible`` (a mask over the catalog) holds the skills the pool is chosen from; every
+    retriever still ranks the whole catalog. ``voters`` says, per retriever, which skills it
+    votes for in RRF (a nearest-neighbour search ranks only what it found), the others vote as
+    ``fuse`` says; ``spread`` gives a retriever's (mean, std) over the catalog where its list
+    cannot (one estimated on a sample, for a list that scores only the candidates)."""
+
+    eligible: np.ndarray
+    voters: Mapping[RetrieverId, np.ndarray] = field(default_factory=dict)
+    spread: Mapping[RetrieverId, tuple[float, float]] = field(default_factory=dict)
 
 
 def zscore(scores: np.ndarray) -> np.ndarray:
@@ -78,15 +99,18 @@ def normalised(name: RetrieverId, scores: np.ndarray) -> np.ndarray:
     return scores / FAST_SCALE if name == FAST else zscore(scores)
 
 
-def _normalised_at(name: RetrieverId, scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """``normalised(name, scores)[positions]``, with the catalog read once for its mean and std."""
+def _normalised_at(
+    name: RetrieverId, scores: np.ndarray, positions: np.ndarray, spread: tuple[float, float] | None = None
+) -> np.ndarray:
+    """``normalised(name, scores)[positions]``, with the catalog read once for its mean and std
+    (or those given as ``spread``)."""
     if name == FAST:
         at: np.ndarray = scores[positions] / FAST_SCALE
         return at
-    std = float(scores.std())
+    mean, std = spread if spread is not None else (float(scores.mean()), float(scores.std()))
     if std < 1e-9:
         return np.zeros(len(positions), dtype=np.float64)
-    standardised: np.ndarray = (scores[positions] - scores.mean()) / std
+    standardised: np.ndarray = (scores[positions] - mean) / std
     return standardised
 
 
@@ -142,14 +166,20 @@ def _ranks_of(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _contributes(name: RetrieverId, scores: np.ndarray) -> np.ndarray | None:
-    """Which skills a retriever votes for in RRF: every one for a dense retriever (None), the
-    positive scores for keyword ones."""
+# Per retriever, the skills it votes for in RRF, where fusion is told (``Race.voters``).
+Voters = Mapping[RetrieverId, np.ndarray]
+
+
+def _contributes(name: RetrieverId, scores: np.ndarray, voters: Voters | None = None) -> np.ndarray | None:
+    """Which skills a retriever votes for in RRF: those ``voters`` name, else every one for a
+    dense retriever (None), the positive scores for keyword ones."""
+    if voters and name in voters:
+        return voters[name]
     return None if name.is_dense else scores > 0
 
 
 def rrf_pool(
-    lists: ScoreLists, pool: int, k: int = RRF_K
+    lists: ScoreLists, pool: int, k: int = RRF_K, race: Race | None = None
 ) -> tuple[np.ndarray, np.ndarray, dict[RetrieverId, np.ndarray]]:
     """The ``pool`` skills with the best ``rrf_scores`` (ties: lower position first; zero scores
     never), their RRF scores, and each retriever's best skills in order (at least ``2 * pool``),
@@ -157,29 +187,35 @@ def rrf_pool(
 
     Exact: each retriever's best ``depth`` skills are ranked; a skill outside all of them scores
     at most ``voters / (k + depth + 1)``; skills that could still beat the pool's last member are
-    scored exactly; the depth doubles until that bound falls below the pool's last score."""
+    scored exactly; the depth doubles until that bound falls below the pool's last score. With
+    ``race``, only its eligible skills enter the pool (ranked among the whole catalog)."""
     size = len(next(iter(lists.values())))
     depth = min(size, max(10 * pool, 64))
+    voters = race.voters if race is not None else None
+    eligible = race.eligible if race is not None else None
+    entrants = int(eligible.sum()) if eligible is not None else size
     while True:
         tops = {name: top_order(scores, depth) for name, scores in lists.items()}
         known: dict[int, list[tuple[RetrieverId, int]]] = {}
         open_lists: list[RetrieverId] = []
         for name, scores in lists.items():
             order = tops[name]
-            votes = _contributes(name, scores)
+            votes = _contributes(name, scores, voters)
             if votes is not None:
                 order = order[votes[order]]
             if len(order) == depth and depth < size:
                 open_lists.append(name)
             for rank, position in enumerate(order.tolist(), 1):
-                known.setdefault(position, []).append((name, rank))
+                if eligible is None or eligible[position]:
+                    known.setdefault(position, []).append((name, rank))
         if not known:
             return np.zeros(0, dtype=np.int64), np.zeros(0), tops
         outside = len(open_lists) / (k + depth + 1)
         positions = np.array(sorted(known), dtype=np.int64)
-        exact = _exact_rrf(lists, positions, known, open_lists, pool, depth, k)
+        exact = _exact_rrf(lists, positions, known, open_lists, pool, depth, k, voters)
         order = np.lexsort((positions, -exact))[:pool]
-        if depth >= size or (len(order) == pool and exact[order[-1]] > outside) or not open_lists:
+        settled = len(order) == pool and exact[order[-1]] > outside
+        if depth >= size or settled or not open_lists or len(positions) == entrants:
             return positions[order], exact[order], tops
         depth = min(size, depth * 2)
 
@@ -192,6 +228,7 @@ def _exact_rrf(
     pool: int,
     depth: int,
     k: int,
+    voters: Voters | None = None,
 ) -> np.ndarray:
     """RRF scores of ``positions`` (the skills some retriever ranked in its top ``depth``), summed
     in ``lists`` order as ``rrf_scores`` does. Skills that cannot reach the pool get a lower
@@ -214,7 +251,9 @@ def _exact_rrf(
     for name in open_lists:
         scores = lists[name]
         missing = hopeful & (ranks[name] == 0)
-        if _contributes(name, scores) is not None:
+        if voters and name in voters:
+            missing &= voters[name][positions]
+        elif not name.is_dense:
             missing &= scores[positions] > 0
         if missing.any():
             ranks[name][missing] = _ranks_of(scores, positions[missing])
@@ -229,17 +268,20 @@ def fuse(
     weights: Mapping[str, float],
     multipliers: np.ndarray,
     pool: int = POOL_SIZE,
+    race: Race | None = None,
 ) -> list[Candidate]:
     """Candidates best first: RRF picks the pool, the weighted z-score (+ ln multiplier) orders it.
-    Only the pool is scored: the catalog is read by a partition and a mean/std per retriever."""
+    Only the pool is scored: the catalog is read by a partition and a mean/std per retriever.
+    With ``race``, the pool holds its eligible skills only (see ``Race``)."""
     if not lists:
         return []
-    pool_ids, rrf, tops = rrf_pool(lists, pool)
+    pool_ids, rrf, tops = rrf_pool(lists, pool, race=race)
+    spread = race.spread if race is not None else {}
     if not len(pool_ids):
         return []
     fused = np.zeros(len(pool_ids))
     for name, scores in lists.items():
-        fused += weight_for(weights, name) * _normalised_at(name, scores, pool_ids)
+        fused += weight_for(weights, name) * _normalised_at(name, scores, pool_ids, spread.get(name))
     fused = fused + np.log(multipliers[pool_ids])
     rank_of = {name: {int(i): r for r, i in enumerate(order[: pool * 2].tolist(), 1)} for name, order in tops.items()}
     candidates = [

@@ -443,7 +443,8 @@ def _literal(value: Any, kind: Any) -> Any:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One ``search`` result: a skill and its calibrated 0-1 relevance, with what matched."""
+    """One ``search`` result: a skill and its calibrated 0-1 relevance, with the retrievers that
+    matched it (``to_dict`` shows them as their labels: ``bm25``, ``dense:<model>``)."""
 
     id: str
     name: str
@@ -451,7 +452,10 @@ class SearchHit:
     path: str
     description: str
     score: float
-    matched_by: tuple[str, ...] = ()
+    matched_by: tuple[RetrieverId, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "matched_by": [str(r) for r in self.matched_by]}
 
 
 @dataclass(frozen=True)
@@ -470,6 +474,8 @@ class Stats:
     missing_vectors: dict[str, int] = field(default_factory=dict)
     # Stored vectors of skills the index no longer holds (reindex removes them).
     orphan_vectors: int = 0
+    # Routes take their dense candidates from the store's HNSW index (above index.annAbove).
+    nearest_neighbours: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

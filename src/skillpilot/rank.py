@@ -24,9 +24,10 @@ import numpy as np
 
 from .catalog import Catalog
 from .feedback import Learned
-from .fuse import POOL_SIZE, fuse
+from .fuse import Race, fuse, top_order
 from .model import BM25, FAST, Adjustment, Candidate, FastHit, Method, Redirection, RetrieverId
 from .redirects import redirection, targets
+from .retrieve.ann import DEPTH, AnnRetriever
 from .retrieve.dense import DenseRetriever
 from .retrieve.fast import EVIDENCE_SCORE, routes_at_once
 
@@ -38,13 +39,16 @@ QueryEncoder = Callable[[str, Sequence[DenseRetriever]], list[np.ndarray]]
 class Scores:
     """Every retriever's opinion of one message, before feedback and fusion. ``matches`` is
     every fast-path match however weak (the conflict resolver reads prefer_when words);
-    ``fast_hits`` those strong enough to count as evidence (a score list of their own)."""
+    ``fast_hits`` those strong enough to count as evidence (a score list of their own).
+    ``race`` limits the pool to some skills (the allowed ones, or the nearest-neighbour
+    candidates; a nearest-neighbour retriever's list scores -1 outside them); None: every skill."""
 
     lists: Mapping[RetrieverId, np.ndarray]
     matches: tuple[FastHit, ...]
     fast_hits: tuple[FastHit, ...]
     method: Method
     query_vectors: Mapping[str, np.ndarray]
+    race: Race | None = None
 
 
 @dataclass(frozen=True)
@@ -66,10 +70,16 @@ class Ranking:
         return self.scores.lists
 
 
-def score(catalog: Catalog, query: str, encode: QueryEncoder, allowed: np.ndarray | None = None) -> Scores:
+def score(
+    catalog: Catalog,
+    query: str,
+    encode: QueryEncoder,
+    allowed: np.ndarray | None = None,
+    roots: Sequence[str] | None = None,
+) -> Scores:
     """Every retriever's score for every skill (catalog order) and which path answered.
-    ``allowed`` (a mask over the catalog) keeps other skills' trigger phrases from taking the
-    fast path."""
+    ``allowed`` (a mask over the catalog: the skills under ``roots``, named as the store names
+    them) keeps other skills out of the race, their trigger phrases off the fast path included."""
     size = len(catalog.skills)
     matches = tuple(catalog.fast.match(query)) if catalog.fast else ()
     fast_hits = tuple(h for h in matches if h.score >= EVIDENCE_SCORE and (allowed is None or allowed[h.index]))
@@ -82,17 +92,60 @@ def score(catalog: Catalog, query: str, encode: QueryEncoder, allowed: np.ndarra
         lists[FAST] = fast
     if catalog.bm25:
         lists[BM25] = catalog.bm25.scores(query)
+    race = Race(allowed) if allowed is not None and not allowed.all() else None
     method: Method
     if routes_at_once(fast_hits, lists.get(BM25)):
         method = "fast"
     else:
         readers = [r for r in catalog.dense if r.reads(query)]
+        nearest: list[tuple[AnnRetriever, np.ndarray]] = []
         for retriever, vector in zip(readers, encode(query, readers), strict=True):
             vectors[retriever.encoder.name] = vector
-            lists[retriever.id] = retriever.scores_for(vector)
+            if isinstance(retriever, AnnRetriever):
+                nearest.append((retriever, vector))
+            else:
+                lists[retriever.id] = retriever.scores_for(vector)
+        if nearest:
+            race = _nearest_race(size, lists, nearest, allowed, roots)
         keyword_found = bool(fast_hits) or bool(catalog.bm25 and lists[BM25].any())
         method = ("hybrid" if keyword_found else "semantic") if catalog.dense else "fast"
-    return Scores(lists, matches, fast_hits, method, vectors)
+    return Scores(lists, matches, fast_hits, method, vectors, race)
+
+
+def _nearest_race(
+    size: int,
+    lists: dict[RetrieverId, np.ndarray],
+    nearest: Sequence[tuple[AnnRetriever, np.ndarray]],
+    allowed: np.ndarray | None,
+    roots: Sequence[str] | None,
+) -> Race:
+    """The race of a catalog too large to score whole: each nearest-neighbour retriever's
+    candidates and the keyword lists' best ``DEPTH`` (allowed ones only). Every candidate gets
+    its exact score from every retriever (the nearest-neighbour lists, added to ``lists``, score
+    -1 elsewhere, and their z-scores use the spread estimated on the sample); a nearest-neighbour
+    retriever votes in RRF only for what it found, as in exact fusion a retriever's votes beyond
+    its best few hundred barely count."""
+    found = {retriever.id: retriever.nearest(vector, roots) for retriever, vector in nearest}
+    keyword = []
+    for scores in lists.values():
+        best = top_order(scores, DEPTH)
+        keyword.append(best[scores[best] > 0])
+    positions = np.unique(np.concatenate([*found.values(), *keyword]).astype(np.int64))
+    eligible = np.zeros(size, dtype=bool)
+    eligible[positions] = True
+    if allowed is not None:
+        eligible &= allowed
+    voters: dict[RetrieverId, np.ndarray] = {}
+    spread: dict[RetrieverId, tuple[float, float]] = {}
+    for retriever, vector in nearest:
+        full = np.full(size, -1.0, dtype=np.float32)
+        full[positions] = retriever.scores_at(vector, positions)
+        lists[retriever.id] = full
+        votes = np.zeros(size, dtype=bool)
+        votes[found[retriever.id]] = True
+        voters[retriever.id] = votes
+        spread[retriever.id] = retriever.spread(vector)
+    return Race(eligible, voters, spread)
 
 
 def rank(
@@ -102,12 +155,15 @@ def rank(
     learned: Learned | None,
     encode: QueryEncoder,
     allowed: np.ndarray | None = None,
+    roots: Sequence[str] | None = None,
 ) -> Ranking:
     """``query`` ranked over ``catalog`` (see the module docstring); with ``allowed`` (a mask
-    over the catalog) only those skills are candidates."""
+    over the catalog: the skills under ``roots``) only those skills enter the pool, ranked and
+    z-scored among the whole catalog."""
     if not catalog.skills:
         return Ranking(query, Scores({}, (), (), "no-match", {}), "no-match", None, ())
-    scores = score(catalog, query, encode, allowed)
+    scores = score(catalog, query, encode, allowed, roots)
+    race = scores.race
     method = scores.method
     static = catalog.multipliers
     redirected = redirection(
@@ -126,26 +182,21 @@ def rank(
         if learned.has_examples and not vectors:
             # The fast path skipped the models; feedback examples are matched by meaning.
             vectors = {r.encoder.name: r.encode(query) for r in catalog.dense if r.reads(query)}
-            scores = Scores(scores.lists, scores.matches, scores.fast_hits, scores.method, vectors)
+            scores = Scores(scores.lists, scores.matches, scores.fast_hits, scores.method, vectors, race)
         adjustment = learned.adjust(vectors)
         if adjustment.moves:
-            unadjusted = tuple(fuse(scores.lists, weights, multipliers))
+            unadjusted = tuple(fuse(scores.lists, weights, multipliers, race=race))
         if adjustment.matches and method == "fast":
             method = "hybrid"
         multipliers = multipliers * np.exp(adjustment.log_multipliers)
-    candidates = fuse(scores.lists, weights, multipliers)
+    candidates = fuse(scores.lists, weights, multipliers, race=race)
     chosen = (adjustment.chosen() if adjustment else set()) | targets(redirected)
     if chosen - {c.index for c in candidates}:
         # A skill users chose for messages like this one, or an author sent it to, joins the
         # race even when the retrievers left it out of the pool; fusion orders it like any other.
         keep = {c.index for c in candidates} | chosen
-        everyone = fuse(scores.lists, weights, multipliers, pool=len(catalog.skills))
+        everyone = fuse(scores.lists, weights, multipliers, pool=len(catalog.skills), race=race)
         candidates = [c for c in everyone if c.index in keep]
-    if allowed is not None:
-        # Scores stay those of the whole catalog (what the calibration knows); the pool is
-        # widened to every skill so that the allowed skills' best are in it, then cut back.
-        everyone = fuse(scores.lists, weights, multipliers, pool=len(catalog.skills))
-        candidates = [c for c in everyone if allowed[c.index]][:POOL_SIZE]
     if not candidates:
         method = "no-match"
     return Ranking(query, scores, method, adjustment, tuple(candidates), unadjusted, redirected)

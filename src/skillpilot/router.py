@@ -44,13 +44,14 @@ from .decide import Calibration, candidate_confidence, judge, shipped_calibratio
 from .encoders import Encoder, encoder_key, get_encoder
 from .errors import SkillNotFoundError, StoreError
 from .feedback import FeedbackStore, Learned, Signal, learn
-from .index import SkillStore, open_store
+from .index import SkillStore, Snapshot, VectorSearch, open_store
 from .index.builder import Progress, build_index, space_named
 from .model import (
     BM25,
     Alternative,
     IndexedSkill,
     IndexReport,
+    RetrieverId,
     RouteResult,
     SearchHit,
     SkillRef,
@@ -200,26 +201,41 @@ class SkillPilot:
         if cached is not None and cached.generation == self.store.generation():
             return cached, 0.0
         started = time.perf_counter()
+        store = self.store
+        search = self._nearest_neighbour_search()
+
+        def snapshot(wanted: list[str]) -> Snapshot:
+            return store.snapshot(wanted if search is None else [])
+
         names = None if self._encoders is not None else self._recorded_encoders()[1]
         if names is None:
             encoders = self.encoders
-            catalog = build_catalog(self.store.snapshot(spaces(encoders)), lambda: encoders, self.settings)
+            catalog = build_catalog(snapshot(spaces(encoders)), lambda: encoders, self.settings, search)
         else:
             # The models load on a second thread while the skills are read and the keyword
             # parts built (at 10,000 skills ~1 s of loading beside several of reading).
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool:
                 loading = pool.submit(lambda: self.encoders)
-                snapshot = self.store.snapshot([space_named(name, EMBEDDING) for name in names])
-                catalog = build_catalog(snapshot, loading.result, self.settings)
+                catalog = build_catalog(
+                    snapshot([space_named(name, EMBEDDING) for name in names]), loading.result, self.settings, search
+                )
             if [encoder.name for encoder in self.encoders] != names:
                 # The recorded names are stale (a model package changed): read the right vectors.
                 encoders = self.encoders
-                catalog = build_catalog(self.store.snapshot(spaces(encoders)), lambda: encoders, self.settings)
+                catalog = build_catalog(snapshot(spaces(encoders)), lambda: encoders, self.settings, search)
         for missing in catalog.missing:
             logger.warning("%s", missing.note)
         self._catalog_cache = catalog
         _return_freed_memory()
         return catalog, time.perf_counter() - started
+
+    def _nearest_neighbour_search(self) -> VectorSearch | None:
+        """The store, when it searches its own vectors and holds more skills than
+        ``index.annAbove``: too many to hold every vector, so its HNSW index finds the candidates."""
+        store = self.store
+        if not (self.settings.enable_semantic and self.settings.encoder_specs and isinstance(store, VectorSearch)):
+            return None
+        return store if store.count() > self.settings.ann_above else None
 
     def _learned(self, catalog: Catalog) -> Learned | None:
         """The feedback model for this catalog, re-fitted when a signal arrives (any process)."""
@@ -253,6 +269,12 @@ class SkillPilot:
         with single_threaded_blas():
             return score(self._catalog(), query, self._encode_query)
 
+    def ranking(self, query: str, roots: Sequence[str] | None = None) -> Ranking:
+        """The fused candidates of ``query`` (the pool a route decides on), best first, before
+        the decision. Public for benchmarks (``benchmarks/pg_scale.py`` compares pools)."""
+        with single_threaded_blas():
+            return self._rank(self._catalog(), cap_query(query), roots)
+
     def _encode_query(self, query: str, retrievers: Sequence[DenseRetriever]) -> list[np.ndarray]:
         """The query's vector from each of ``retrievers``. With several models the others run
         on a second thread while this one runs the first: onnxruntime and numpy release the
@@ -270,7 +292,8 @@ class SkillPilot:
     def _rank(self, catalog: Catalog, query: str, roots: Sequence[str] | None = None) -> Ranking:
         learned = self._learned(catalog) if catalog.skills else None
         allowed = catalog.under(roots) if roots is not None else None
-        return rank(catalog, query, self.calibration.fusion_weights, learned, self._encode_query, allowed)
+        stored_roots = catalog.root_ids(roots) if roots is not None else None
+        return rank(catalog, query, self.calibration.fusion_weights, learned, self._encode_query, allowed, stored_roots)
 
     def route(
         self,
@@ -315,7 +338,7 @@ class SkillPilot:
                     decision="passthrough",
                     method="no-match",
                     reasons=("no skill matched any word or meaning of the message",),
-                    trace=explain.missing_vectors_stage(catalog) if trace else None,
+                    trace=explain.catalog_stages(catalog) if trace else None,
                     latency_ms=(time.perf_counter() - started - loading) * 1000,
                     load_ms=round(loading * 1000, 3),
                 )
@@ -376,7 +399,7 @@ class SkillPilot:
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
             score = candidate_confidence(self.calibration, candidates, ranking.method, position)
-            hits.append(_hit(catalog.skills[candidate.index], score, tuple(sorted(str(r) for r in candidate.ranks))))
+            hits.append(_hit(catalog.skills[candidate.index], score, tuple(sorted(candidate.ranks, key=str))))
         hits.sort(key=lambda h: -h.score)
         kept: list[SearchHit] = []
         for hit in hits[:top_k]:
@@ -389,7 +412,7 @@ class SkillPilot:
         # Below the cut-off a mention ranks by its keyword floor alone, as the market scope's
         # keyword gate does, so that both scopes list the same skills for the same words.
         mentioned = [
-            _hit(skill, float(floor[i]), (str(BM25),))
+            _hit(skill, float(floor[i]), (BM25,))
             for i in np.flatnonzero(floor)
             if (skill := catalog.skills[i]).id not in shown
         ]
@@ -469,10 +492,11 @@ class SkillPilot:
             model_cache=str(default_model_cache()),
             missing_vectors={m.encoder: m.skills for m in catalog.missing},
             orphan_vectors=self.store.orphan_vectors(),
+            nearest_neighbours=catalog.nearest_neighbours,
         )
 
 
-def _hit(skill: IndexedSkill, score: float, matched_by: tuple[str, ...]) -> SearchHit:
+def _hit(skill: IndexedSkill, score: float, matched_by: tuple[RetrieverId, ...]) -> SearchHit:
     return SearchHit(
         id=skill.id,
         name=skill.name,

@@ -330,11 +330,12 @@ def _print_route(result: RouteResult) -> None:
 
 @app.command()
 def route(
+    ctx: typer.Context,
     message: Annotated[str | None, typer.Argument(help="The user message to route.")] = None,
     queries: Annotated[
         Path | None,
         typer.Option("--queries", help='Batch mode: a JSON Lines file of {"id", "query"}; '
-                     "writes one JSON RouteResult per line with its id."),
+                     "writes one JSON RouteResult per line with its id (text per query with --human)."),
     ] = None,
     trace: Annotated[bool, typer.Option("--trace", help="Include every stage of the decision.")] = False,
     fail_on_passthrough: Annotated[
@@ -350,7 +351,10 @@ def route(
         raise typer.BadParameter("give a MESSAGE or --queries FILE, not both or neither")
     pilot = _run(lambda: _pilot(home, store, preconditions=_preconditions(preconditions)))
     if queries is not None:
-        passed_through = _route_batch(pilot, queries, trace)
+        # Batch output is JSON Lines unless text is asked for by name (not by the config default).
+        source = ctx.get_parameter_source("as_json")
+        human = not as_json and source is not None and source.name == "COMMANDLINE"
+        passed_through = _route_batch(pilot, queries, trace, human)
         if fail_on_passthrough and passed_through:
             raise typer.Exit(EXIT_PASSTHROUGH)
         return
@@ -359,17 +363,21 @@ def route(
     if as_json:
         _print_json(result.to_dict())
     else:
-        _print_route(result)
-        if trace and result.trace:
-            _print_trace(result)
+        _print_route_text(result, trace)
     if fail_on_passthrough and result.decision == "passthrough":
         raise typer.Exit(EXIT_PASSTHROUGH)
 
 
-def _route_batch(pilot: SkillPilot, path: Path, trace: bool) -> bool:
-    """One JSON line per query line; a line that is not a query gets an error line (and exit 1 at
-    the end), and every other line is still routed. Undecodable bytes read as U+FFFD. True when
-    any query passed through."""
+def _print_route_text(result: RouteResult, trace: bool) -> None:
+    _print_route(result)
+    if trace and result.trace:
+        _print_trace(result)
+
+
+def _route_batch(pilot: SkillPilot, path: Path, trace: bool, human: bool = False) -> bool:
+    """One JSON line per query line (``human``: the one-message text, headed by the id); a line
+    that is not a query gets an error line (and exit 1 at the end), and every other line is still
+    routed. Undecodable bytes read as U+FFFD. True when any query passed through."""
     passed_through = False
     try:
         lines = path.read_bytes().decode("utf-8", "replace").splitlines()
@@ -391,12 +399,17 @@ def _route_batch(pilot: SkillPilot, path: Path, trace: bool) -> bool:
             err.print(message, markup=False)
             ident = item.get("id") if isinstance(item, dict) else None
             error = {"type": "InvalidQuery", "message": message}
-            sys.stdout.write(json.dumps({"id": ident, "line": number, "error": error}) + "\n")
+            if not human:
+                sys.stdout.write(json.dumps({"id": ident, "line": number, "error": error}) + "\n")
             continue
         result = _run(functools.partial(pilot.route, query, trace=trace))
         passed_through = passed_through or result.decision == "passthrough"
         ident = item.get("id")
         ident = clean_text(ident) if isinstance(ident, str) else ident
+        if human:
+            out.print(f"{ident}: {result.query}", markup=False)
+            _print_route_text(result, trace)
+            continue
         sys.stdout.write(json.dumps({"id": ident, **result.to_dict()}, ensure_ascii=False) + "\n")
     if bad:
         raise typer.Exit(1)
@@ -448,7 +461,7 @@ def search(
     pilot = _run(lambda: _pilot(home))
     hits = _run(lambda: pilot.search(query, top_k=top_k))
     if as_json:
-        _print_json([asdict(h) for h in hits])
+        _print_json([h.to_dict() for h in hits])
         return
     if not hits:
         out.print("no skill is relevant enough", markup=False)
@@ -478,6 +491,8 @@ def stats(home: HomeOption = None, as_json: JsonOption = False) -> None:
     for encoder, count in data.missing_vectors.items():
         out.print(f"Missing vectors: {count} skills have none from {encoder} (run `skillpilot reindex`)",
                   markup=False, soft_wrap=True)
+    if data.nearest_neighbours:
+        out.print("Candidates: from the HNSW index (more skills than index.annAbove)", markup=False)
     if data.orphan_vectors:
         out.print(f"Orphan vectors: {data.orphan_vectors} of skills no longer indexed (run `skillpilot reindex`)",
                   markup=False, soft_wrap=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -104,6 +104,21 @@ class SkillStore(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class VectorSearch(Protocol):
+    """A store that searches its own vectors (``PostgresStore``: pgvector's HNSW index), so a
+    router on a large catalog asks it for candidates instead of holding every vector
+    (``skillpilot.retrieve.ann``). ``vector_search`` finds up to ``k`` skills whose first vector
+    in space ``encoder`` is nearest ``vector`` (under ``roots`` only, when given), as (root, key,
+    cosine) best first; ``vectors_of`` reads the vectors of a few skills (missing ones left out)."""
+
+    def vector_search(
+        self, encoder: str, vector: np.ndarray, k: int, *, roots: Sequence[str] | None = None
+    ) -> list[tuple[str, str, float]]: ...
+    def vectors_of(self, encoder: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], np.ndarray]: ...
+    def vector_keys(self, encoder: str) -> set[tuple[str, str]]: ...
+
+
 def assign_ids(stored: list[StoredSkill]) -> list[IndexedSkill]:
     """Give every skill its user-facing id: its name, or its folder-relative key when two skills
     share a name (and the root's folder name too when even keys collide). Never overwrites."""
@@ -140,4 +155,13 @@ def open_store(spec: str | Path) -> SkillStore:
     return SQLiteStore(Path(spec).expanduser())
 
 
-__all__ = ["ConflictGraph", "IndexChanges", "SkillStore", "Snapshot", "StoredSkill", "assign_ids", "open_store"]
+__all__ = [
+    "ConflictGraph",
+    "IndexChanges",
+    "SkillStore",
+    "Snapshot",
+    "StoredSkill",
+    "VectorSearch",
+    "assign_ids",
+    "open_store",
+]

@@ -23,7 +23,9 @@ For catalogs too large to search in every replica's memory, the store also searc
   (Malkov & Yashunin 2018; one partial expression index per vector space, since one column
   holds vectors of several models and dimensions).
 
-Fusing the two (RRF) is left to the caller, as with the in-memory retrievers.
+Fusing the two (RRF) is left to the caller, as with the in-memory retrievers: above
+``index.annAbove`` skills a router takes its dense candidates from ``vector_search`` and reads only
+their vectors (``vectors_of``; ``skillpilot.retrieve.ann``).
 """
 
 from __future__ import annotations
@@ -290,10 +292,7 @@ class PostgresStore:
     def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]:
         """Stored vectors of one encoder; each value has shape (parts, dim)."""
         rows = self._rows("SELECT root, key, dim, data FROM vectors WHERE encoder=%s", (encoder,))
-        return {
-            (root, key): np.frombuffer(data, dtype=np.float32).reshape(-1, dim)
-            for root, key, dim, data in rows
-        }
+        return _arrays(rows)
 
     def skipped(self) -> list[SkippedFile]:
         rows = self._rows('SELECT path, reason FROM skipped ORDER BY path COLLATE "C"')
@@ -322,32 +321,59 @@ class PostgresStore:
         return [(r, key, float(rank)) for r, key, rank in rows]
 
     def vector_search(
-        self, encoder: str, vector: np.ndarray, k: int, exact: bool = False, ef_search: int = HNSW_EF_SEARCH
+        self,
+        encoder: str,
+        vector: np.ndarray,
+        k: int,
+        exact: bool = False,
+        ef_search: int = HNSW_EF_SEARCH,
+        *,
+        roots: Sequence[str] | None = None,
     ) -> list[tuple[str, str, float]]:
         """Up to ``k`` skills whose first vector in space ``encoder`` is nearest ``vector`` by
-        cosine, as (root, key, cosine similarity). ``exact`` scans every vector; otherwise the
-        HNSW index answers, visiting ``ef_search`` candidates (approximate: it may miss a true
-        neighbour; more candidates, better recall, slower)."""
+        cosine, as (root, key, cosine similarity); with ``roots``, only skills under those roots.
+        ``exact`` scans every vector; otherwise the HNSW index answers, visiting ``ef_search``
+        candidates (approximate: it may miss a true neighbour; more candidates, better recall,
+        slower). Under ``roots`` the index keeps scanning until it has found ``k`` of them
+        (pgvector's iterative scan), so a few allowed skills among many are still found."""
         dims = self._rows("SELECT dim FROM vectors WHERE encoder=%s LIMIT 1", (encoder,))
         if not dims or k <= 0:
             return []
         dim = int(dims[0][0])
         # The literals (dimension, space) let the planner match the partial expression index.
         query = sql.SQL(
-            "SELECT root, key, 1 - ((head::vector({dim})) <=> %s::vector({dim})) AS similarity FROM vectors "
-            'WHERE encoder = {space} ORDER BY (head::vector({dim})) <=> %s::vector({dim}), root COLLATE "C", '
-            'key COLLATE "C" LIMIT %s'
-        ).format(dim=sql.Literal(dim), space=sql.Literal(encoder))
-        literal = _vector_literal(vector)
+            "SELECT root, key, 1 - ((head::vector({dim})) <=> %(q)s::vector({dim})) AS similarity FROM vectors "
+            "WHERE encoder = {space}{within} ORDER BY (head::vector({dim})) <=> %(q)s::vector({dim}), "
+            'root COLLATE "C", key COLLATE "C" LIMIT %(k)s'
+        ).format(
+            dim=sql.Literal(dim),
+            space=sql.Literal(encoder),
+            within=sql.SQL(" AND root = ANY(%(roots)s)" if roots is not None else ""),
+        )
         try:
             with self._db.transaction():
                 self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef_search)))
+                if roots is not None:
+                    self._db.execute("SET LOCAL hnsw.iterative_scan = strict_order")
                 if exact:
                     self._db.execute("SET LOCAL enable_indexscan = off")
-                rows = self._db.execute(query, (literal, literal, k)).fetchall()
+                rows = self._db.execute(
+                    query, {"q": _vector_literal(vector), "k": k, "roots": list(roots or ())}
+                ).fetchall()
         except psycopg.Error as exc:
             raise StoreError(self.path, f"cannot search the index: {str(exc).strip()}") from exc
         return [(r, key, float(s)) for r, key, s in rows]
+
+    def vectors_of(self, encoder: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], np.ndarray]:
+        """The stored vectors of space ``encoder`` of the skills ``keys`` (missing ones left out)."""
+        if not keys:
+            return {}
+        rows = self._rows(
+            "SELECT root, key, dim, data FROM vectors WHERE encoder=%s "
+            "AND (root, key) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            (encoder, [r for r, _ in keys], [k for _, k in keys]),
+        )
+        return _arrays(rows)
 
     @staticmethod
     def _ensure_hnsw(db: psycopg.Connection[Any], encoder: str, dim: int) -> None:
@@ -365,6 +391,11 @@ class PostgresStore:
                 space=sql.Literal(encoder),
             )
         )
+
+
+def _arrays(rows: list[tuple[Any, ...]]) -> dict[tuple[str, str], np.ndarray]:
+    """(root, key, dim, data) rows as each skill's vectors, shape (parts, dim)."""
+    return {(root, key): np.frombuffer(data, dtype=np.float32).reshape(-1, dim) for root, key, dim, data in rows}
 
 
 def _redacted(url: str) -> str:

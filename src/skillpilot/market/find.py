@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 from typing import Any, Literal
 
-from ..errors import SkillPilotError
+from ..errors import ConfigError, SkillPilotError
 from ..router import SkillPilot
 from .catalog import CATALOG_FILE, listing_of, read_catalog_file
 from .search import Market, SearchFilters
@@ -46,10 +46,11 @@ def find_skill(
     """Find skills for ``intent`` (or list them when it is empty) in the sources of ``scope``.
 
     ``filters`` is a ``SearchFilters`` or its fields as a mapping (a tool call's JSON:
-    ``{"exclude_ids": [...], "categories": [...], "trust_tiers": [...]}``)."""
+    ``{"exclude_ids": [...], "categories": [...], "trust_tiers": [...]}``). A scope or filter that
+    is not allowed raises ``ConfigError`` naming it."""
     unknown = sorted(set(scope) - set(SOURCES))
     if unknown or not scope:
-        raise ValueError(f"scope must name some of {', '.join(SOURCES)}, got {list(scope)}")
+        raise ConfigError("scope", f"name some of {', '.join(SOURCES)}, got {list(scope)}")
     mode = "search" if intent and intent.strip() else "list"
     filters = _filters(filters)
     retrievers: dict[str, Callable[[], list[dict[str, Any]]]] = {}
@@ -59,7 +60,7 @@ def find_skill(
     if "installed" in scope and installed is not None:
         retrievers["installed"] = lambda: _from_installed(installed, query, top_k, filters)
     if not retrievers:
-        raise ValueError("find_skill needs a Market for scope 'market' or a SkillPilot for 'installed'")
+        raise ConfigError("scope", "find_skill needs market= for scope 'market' or installed= for 'installed'")
     answers: dict[str, list[dict[str, Any]]] = {}
     errors: list[dict[str, str]] = []
     failures: list[SkillPilotError] = []
@@ -82,7 +83,7 @@ def _filters(given: SearchFilters | Mapping[str, Sequence[str]] | None) -> Searc
         return given or SearchFilters()
     allowed = {f.name for f in fields(SearchFilters)}
     if set(given) - allowed:
-        raise ValueError(f"unknown filters {sorted(set(given) - allowed)}; allowed: {sorted(allowed)}")
+        raise ConfigError("filters", f"unknown filters {sorted(set(given) - allowed)}; use {sorted(allowed)}")
     return SearchFilters(**{name: tuple(values) for name, values in given.items()})
 
 
@@ -101,14 +102,17 @@ def _from_installed(
 ) -> list[dict[str, Any]]:
     catalog = read_catalog_file(pilot.settings.home / CATALOG_FILE)
     by_id = {s.id: s for s in pilot.skills()}
+    listings = {s.id: listing_of(s, catalog, pilot.settings.trust_tiers) for s in by_id.values()}
     if intent:
-        found = [(by_id[h.id], h.score, f"installed: relevance {h.score:.2f} ({', '.join(h.matched_by)})")
-                 for h in pilot.search(intent, top_k=top_k)]
+        # Ask for as many more as the filters remove, so they never shorten the list.
+        excluded = sum(1 for i, listing in listings.items() if not filters.admits(i, listing))
+        found = [(by_id[h.id], h.score, f"installed: relevance {h.score:.2f} ({', '.join(map(str, h.matched_by))})")
+                 for h in pilot.search(intent, top_k=top_k + excluded)]
     else:
         found = [(s, 0.0, "installed") for s in sorted(by_id.values(), key=lambda s: s.id)]
     results = []
     for skill, relevance, why in found:
-        listing = listing_of(skill, catalog, pilot.settings.trust_tiers)
+        listing = listings[skill.id]
         if filters.admits(skill.id, listing):
             item = public_projection(skill, listing).to_dict()
             results.append({**item, "path": skill.skill.path, "score": relevance, "explanation": [why]})

@@ -11,7 +11,9 @@ sorts them), and the compact texts OntoMCP puts in ``content[0].text``.
   alias, ties broken by tier, package id, id), else None (then it is a search);
 - :func:`skill_context` / :func:`context_text`: the SkillContextResult (README section 7a), with
   knowledge nodes inherited through ``oc:extends`` (transitively) marked ``inherited``;
-- :class:`KeywordSearch` / :func:`search_text`: the BM25 search (section 7b). One document per
+- :func:`search_result` / :func:`search_text`: one search result and the compact text, for the
+  BM25 search below and for SkillPilot's own ranking alike;
+- :class:`KeywordSearch`: the BM25 search (section 7b). One document per
   skill: intents + aliases + nature. Tokens: lower-case, split on whitespace or ASCII
   punctuation, NLTK English stop words dropped, Snowball English stems (the ``bm25`` 1.0.1 crate
   OntoMCP uses). Scores: k1 = 1.2, b = 0.75, IDF = ln(1 + (N - n + 0.5) / (n + 0.5)) with that
@@ -33,7 +35,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 import Stemmer
@@ -90,13 +92,57 @@ class OntoView:
     iri: str | None
 
 
+class SearchResult(TypedDict):
+    """One search result (README section 7b); OntoMCP always sends every key."""
+
+    aliases: list[str]
+    intents: list[str]
+    matched_by: str
+    qualified_id: str
+    score: float
+    skill_id: str
+    trust_tier: str
+
+
+class ContextSkill(TypedDict, total=False):
+    """The ``skill`` of a SkillContextResult (README section 7a); null and empty keys left out."""
+
+    aliases: list[str]
+    contradicts: list[str]
+    depends_on: list[str]
+    differentia: str | None
+    extends: list[str]
+    generated_by: str | None
+    genus: str | None
+    handles_failure: list[str]
+    id: str
+    intents: list[str]
+    nature: str
+    package_id: str
+    qualified_id: str
+    requirements: list[dict[str, Any]]
+    requires_state: list[str]
+    skill_type: str
+    source: str | None
+    trust_tier: str
+    version: str | None
+    yields_state: list[str]
+
+
+class SkillContext(TypedDict, total=False):
+    """A SkillContextResult (README section 7a)."""
+
+    include_inherited_knowledge: bool
+    knowledge_nodes: list[dict[str, Any]]
+    payload: dict[str, Any]
+    skill: ContextSkill
+
+
 def view(indexed: IndexedSkill, tiers: Mapping[str, str] | None = None) -> OntoView:
     """``indexed`` as OntoMCP names it; ``tiers`` are per-skill overrides (``trustTiers`` config)."""
     skill = indexed.skill
     tier = trust_tier(indexed, tiers or {})
-    onto: dict[str, Any] | None = (
-        skill.metadata.get("ontoskills") if skill.source_kind == "ontoskill" else None
-    )
+    onto: dict[str, Any] | None = skill.metadata.get("ontoskills") if skill.source_kind == "ontoskill" else None
     if onto is not None:
         return OntoView(
             indexed, onto["skill_id"], onto["qualified_id"], onto["package_id"], tier,
@@ -110,9 +156,19 @@ def view(indexed: IndexedSkill, tiers: Mapping[str, str] | None = None) -> OntoV
     )  # fmt: skip
 
 
+def looks_like_id(q: str) -> bool:
+    """Whether OntoMCP would try ``q`` as a skill id (at most 64 bytes of id characters)."""
+    return len(q.encode("utf-8")) <= MAX_ID_BYTES and _ID.match(q) is not None
+
+
+def tie_break(v: OntoView) -> tuple[int, str, str]:
+    """OntoMCP's order among skills one name fits: tier, then package id, then id."""
+    return (vocab.TIER_ORDER.get(v.trust_tier, len(vocab.TIER_ORDER)), v.package_id, v.skill_id)
+
+
 def resolve(q: str, views: Sequence[OntoView]) -> OntoView | None:
     """The skill ``q`` names, by OntoMCP's rules (see the module docstring), or None."""
-    if len(q.encode("utf-8")) > MAX_ID_BYTES or not _ID.match(q):
+    if not looks_like_id(q):
         return None
     wanted = q.lower()
     exact = [v for v in views if v.qualified_id.lower() == wanted]
@@ -124,10 +180,7 @@ def resolve(q: str, views: Sequence[OntoView]) -> OntoView | None:
         if split:
             return split[0]
     named = [v for v in views if wanted == v.skill_id.lower() or wanted in (a.lower() for a in v.aliases)]
-    named.sort(
-        key=lambda v: (vocab.TIER_ORDER.get(v.trust_tier, len(vocab.TIER_ORDER)), v.package_id, v.skill_id)
-    )
-    return named[0] if named else None
+    return min(named, key=tie_break, default=None)
 
 
 def adaptive_cutoff(scores: Sequence[float], min_score: float, gap: float) -> int:
@@ -147,8 +200,7 @@ class KeywordSearch:
         self.views = list(views)
         self._stemmer = Stemmer.Stemmer("english")
         documents = [
-            self.tokens(" ".join([*v.intents, *v.aliases, *([v.nature] if v.nature else [])]))
-            for v in self.views
+            self.tokens(" ".join([*v.intents, *v.aliases, *([v.nature] if v.nature else [])])) for v in self.views
         ]
         lengths = [len(d) for d in documents]
         avgdl = sum(lengths) / len(lengths) if lengths and sum(lengths) else 1.0
@@ -183,19 +235,21 @@ class KeywordSearch:
             ranked.append((position, _f32(score * factor)))
         ranked.sort(key=lambda p: (-p[1], p[0]))
         kept = ranked[: min(top_k, adaptive_cutoff([s for _, s in ranked], BM25_MIN, BM25_GAP))]
-        results = [
-            {
-                "aliases": list(self.views[position].aliases),
-                "intents": list(self.views[position].intents),
-                "matched_by": "keyword",
-                "qualified_id": self.views[position].qualified_id,
-                "score": score,
-                "skill_id": self.views[position].skill_id,
-                "trust_tier": self.views[position].trust_tier,
-            }
-            for position, score in kept
-        ]
+        results = [search_result(self.views[position], score, "keyword") for position, score in kept]
         return {"mode": "bm25", "query": q, "results": results}
+
+
+def search_result(target: OntoView, score: float, matched_by: str) -> SearchResult:
+    """One search result as OntoMCP gives it (``matched_by``: keyword, semantic or hybrid)."""
+    return {
+        "aliases": list(target.aliases),
+        "intents": list(target.intents),
+        "matched_by": matched_by,
+        "qualified_id": target.qualified_id,
+        "score": score,
+        "skill_id": target.skill_id,
+        "trust_tier": target.trust_tier,
+    }
 
 
 def search_text(response: Mapping[str, Any]) -> str:
@@ -205,13 +259,11 @@ def search_text(response: Mapping[str, Any]) -> str:
         return "No results found."
     lines = [f"Search mode: {response['mode']}"]
     for result in results[:TEXT_RESULTS]:
-        lines.append(
-            f"- {result['skill_id']} [{result['trust_tier']}]: {'; '.join(result['intents'][:TEXT_INTENTS])}"
-        )
+        lines.append(f"- {result['skill_id']} [{result['trust_tier']}]: {'; '.join(result['intents'][:TEXT_INTENTS])}")
     return "\n".join(lines)
 
 
-def skill_context(target: OntoView, views: Sequence[OntoView]) -> dict[str, Any]:
+def skill_context(target: OntoView, views: Sequence[OntoView]) -> SkillContext:
     """OntoMCP's SkillContextResult for ``target`` (empty and null fields left out)."""
     record = _record(target)
     by_iri = {v.iri: v for v in views if v.iri}
@@ -222,11 +274,12 @@ def skill_context(target: OntoView, views: Sequence[OntoView]) -> dict[str, Any]
 
     requires = target.skill.skill.requires
     stated = record.requirements if record else [
-        *(("Tool", v, False) for v in requires.bins), *(("EnvVar", v, False) for v in requires.env)
+        *(("Tool", v, False) for v in requires.bins), *(("EnvVar", v, False) for v in requires.env),
+        *(("OS", v, False) for v in requires.os),
     ]  # fmt: skip
     requirements = [{"optional": opt, "requirement_type": kind, "value": v} for kind, v, opt in stated]
     onto = target.skill.skill.metadata.get("ontoskills") or {}
-    skill: dict[str, Any] = {
+    skill: ContextSkill = {
         "aliases": list(target.aliases),
         "contradicts": names(record.contradicts) if record else [],
         "depends_on": names(record.depends_on) if record else [],
@@ -236,7 +289,7 @@ def skill_context(target: OntoView, views: Sequence[OntoView]) -> dict[str, Any]
         "genus": record.genus if record else None,
         "handles_failure": list(record.handles_failure) if record else [],
         "id": target.skill_id,
-        "intents": list(target.intents),
+        "intents": sorted(target.intents),
         "nature": target.nature or vocab.DEFAULT_NATURE,
         "package_id": target.package_id,
         "qualified_id": target.qualified_id,
@@ -248,7 +301,7 @@ def skill_context(target: OntoView, views: Sequence[OntoView]) -> dict[str, Any]
         "version": onto.get("version"),
         "yields_state": list(record.yields_state) if record else [],
     }
-    context: dict[str, Any] = {"include_inherited_knowledge": True}
+    context: SkillContext = {"include_inherited_knowledge": True}
     nodes = _knowledge(target, record, by_iri) if record else []
     if nodes:
         context["knowledge_nodes"] = nodes
@@ -262,16 +315,21 @@ def skill_context(target: OntoView, views: Sequence[OntoView]) -> dict[str, Any]
             "timeout": record.payload.timeout,
         }
         context["payload"] = _present(payload)
-    context["skill"] = _present(skill)
+    context["skill"] = cast(ContextSkill, _present(skill))
     return context
 
 
-def context_text(q: str, context: Mapping[str, Any]) -> str:
-    """OntoMCP's compact text for a skill context."""
+def context_text(
+    q: str, context: Mapping[str, Any], description: str | None = None, instructions: str | None = None
+) -> str:
+    """OntoMCP's compact text for a skill context; a ``description`` goes under the heading and
+    ``instructions`` last (the MCP surface's additions: OntoMCP's text has neither)."""
     skill = context["skill"]
     lines = [f"## {q}"]
     if skill.get("differentia"):
         lines.append(" — ".join(p for p in (skill.get("genus"), skill["differentia"]) if p))
+    if description:
+        lines.append(description)
     if skill.get("intents"):
         lines.append("Intents: " + "; ".join(skill["intents"]))
     if skill.get("requirements"):
@@ -294,6 +352,8 @@ def context_text(q: str, context: Mapping[str, Any]) -> str:
             break
         budget -= len(text)
         lines.append(text)
+    if instructions is not None:
+        lines.extend([*([""] if lines[-1] else []), instructions])
     return "\n".join(lines).rstrip("\n")
 
 
@@ -357,6 +417,6 @@ def _f32(value: float) -> float:
     return float(str(np.float32(value)))
 
 
-def _present(data: dict[str, Any]) -> dict[str, Any]:
+def _present(data: Mapping[str, Any]) -> dict[str, Any]:
     """OntoMCP leaves out null and empty fields."""
     return {k: v for k, v in data.items() if v is not None and v != [] and v != ""}

@@ -13,10 +13,10 @@ reads 256 tokens anyway; USE would read it all). The whole text is still indexed
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -66,11 +66,17 @@ def single_threaded_blas() -> Iterator[None]:
                     library.set_num_threads(threads)
 
 
-@cache
+_blas_found: tuple[int, tuple[Any, ...]] = (-1, ())
+
+
 def _blas_libraries() -> tuple[Any, ...]:
-    # Inspecting the loaded libraries takes milliseconds: once per process (numpy's BLAS is
-    # loaded with numpy, before any route).
-    return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
+    # Inspecting the loaded libraries takes milliseconds: again only once a module was imported
+    # since (scipy, imported when an index update needs it, brings a BLAS of its own).
+    global _blas_found
+    loaded = len(sys.modules)
+    if _blas_found[0] != loaded:
+        _blas_found = (loaded, tuple(ThreadpoolController().select(user_api="blas").lib_controllers))
+    return _blas_found[1]
 
 
 def _readable_name(name: str) -> str:

@@ -322,7 +322,7 @@ def create_app(
     @app.post("/search", dependencies=guarded)
     def search(body: SearchRequest) -> dict[str, Any]:
         hits = shared(lambda p: p.search(body.query, top_k=body.top_k))
-        return {"query": body.query, "results": [asdict(h) for h in hits]}
+        return {"query": body.query, "results": [h.to_dict() for h in hits]}
 
     @app.get("/skills/{ref:path}", dependencies=guarded)
     def skill(ref: str) -> dict[str, Any]:

@@ -12,21 +12,27 @@ Tools (each returns ``structuredContent`` plus a text block for the model to rea
     lint_skill(skill | path)             -> ``{skills: [lint report], failing, skipped}``
 
 Resource ``ontology://schema``: compact JSON (< 4 KB) naming the classes, properties and
-conventions the tools speak in.
+conventions the tools speak in, generated from the answer types (``RouteResult`` and every
+dataclass it holds, the OntoSkills TypedDicts of :mod:`skillpilot.ontoskills.shapes`) and the
+tools' input schemas.
 
 ``ontoskill`` answers in the shapes of OntoSkills' own MCP server (``ontomcp`` 1.1.0;
-``../shared/bench/ontoskills/README.md`` sections 7a-7b): a skill context
+``../shared/bench/ontoskills/README.md`` sections 7a-7b), built by
+:mod:`skillpilot.ontoskills.shapes` (the one OntoSkills layer): a skill context
 ``{skill: {id, qualified_id, package_id, trust_tier, aliases?, skill_type, nature, intents?,
 requirements?}, include_inherited_knowledge}`` or a search ``{mode, query, results[skill_id,
 qualified_id, score, matched_by, intents, aliases, trust_tier]}``, with the same compact text.
-Skills read from OntoSkills packages keep their package, qualified id, aliases and intents;
-other skills are local, so their qualified id is ``local/<id>`` as OntoSkills names workspace
-skills. Additions: ``skill.name``, ``skill.description``, ``skill.path`` and
-``instructions`` (the SKILL.md body, never sent for a private skill). With only keywords on
-(``enable_semantic`` off) a search is OntoSkills' own BM25 mode, field by field
-(:mod:`skillpilot.ontoskills.shapes`: its scores, cut-off min 0.1 / gap 0.15, keys and text);
-with meaning matched too it is SkillPilot's ranking in the same result shape, ``mode``
-``hybrid`` (SkillPilot scores whole skills, never OntoSkills' intent-level ``semantic`` shape).
+``q`` names a skill by OntoMCP's rules (qualified id, ``package/id``, short id or alias, ties
+by tier), then by SkillPilot's own names (folder-relative key, name). Skills read from
+OntoSkills packages keep their package, qualified id, aliases and intents; other skills are
+workspace skills to OntoSkills: package ``local``, qualified id ``local/<id>``, no aliases (they
+come from an install lock), nature ``Tool``. Additions: ``skill.name``, ``skill.description``,
+``skill.path`` and ``instructions`` (the SKILL.md body, never sent for a private skill), and in
+the text the description under the heading and the instructions last. With only keywords on
+(``enable_semantic`` off) a search is OntoSkills' own BM25 mode, field by field (its scores,
+cut-off min 0.1 / gap 0.15, keys and text); with meaning matched too it is SkillPilot's ranking
+in the same result shape, ``mode`` ``hybrid`` (SkillPilot scores whole skills, never
+OntoSkills' intent-level ``semantic`` shape).
 
 Limits (``serve.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
 ``MAX_MESSAGE_CHARS`` characters.
@@ -41,17 +47,16 @@ Needs the ``[mcp]`` extra.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable
-from dataclasses import fields
-from typing import Annotated, Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields, is_dataclass
+from typing import Annotated, Any, TypedDict, get_args, get_type_hints
 
 from ..errors import MissingExtraError
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import CallToolResult, InputRequiredResult, TextContent
+    from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool
     from pydantic import Field, ValidationError
 except ImportError as exc:
     raise MissingExtraError("mcp", "`skillpilot mcp`", exc.name or "mcp") from exc
@@ -59,26 +64,21 @@ except ImportError as exc:
 from ..catalog import TRUST_MULTIPLIERS
 from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
 from ..market import Market
-from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill, RouteResult, SearchHit
+from ..model import SIDE_EFFECTS, TRUST_TIERS, Decision, Method, RouteResult
 from ..omni import SOURCE_NAMES
-from ..ontoskills import shapes
+from ..ontoskills import shapes, vocab
 from ..router import SkillPilot
 from . import Refresher, SharedPilot, calls, find, is_loopback, package_version
-from .find import SCOPES, InvalidArgument, check_query, check_top_k, matched_by, trust_tier
+from .find import FILTERS, MATCHED_BY, SCOPES, InvalidArgument, check_query, check_top_k, matched_by
 from .limits import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
 from .stdio import run_stdio
 
 TOP_K_RANGE = f"{MIN_TOP_K}-{MAX_TOP_K}"
-
-# OntoSkills treats q as a skill id only when it looks like one (catalog.rs:1552-1595).
-ID_PATTERN = re.compile(r"^[A-Za-z0-9._/-]+$")
-MAX_ID_BYTES = 64
-LOCAL_PACKAGE = "local"
-# OntoSkills' tie-break when a short id or alias names skills of several packages.
-TIER_ORDER = {"official": 0, "local": 1, "verified": 2, "community": 3}
-# OntoSkills' compact search text shows this many results and intents per result.
-TEXT_RESULTS = 5
-TEXT_INTENTS = 2
+FILTERS_TEXT = "lists of strings: " + ", ".join(
+    f"{name} ({'|'.join(allowed) if allowed else 'skill ids'})" for name, allowed in FILTERS.items()
+)
+# SkillPilot's addition to a skill context: the SKILL.md body.
+INSTRUCTIONS = "instructions"
 
 
 class _Server(MCPServer[Any]):
@@ -154,10 +154,7 @@ def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
         top_k: Annotated[int, Field(description=f"At most this many skills ({TOP_K_RANGE}).")] = DEFAULT_TOP_K,
         filters: Annotated[
             dict[str, Any] | None,
-            Field(
-                description='e.g. {"exclude_ids": ["git-commit"], "trust_tiers": ["local", "official"], '
-                '"side_effects": ["read-only"]}'
-            ),
+            Field(description=FILTERS_TEXT),
         ] = None,
     ) -> CallToolResult:
         return _tool(lambda: _ok(shared(lambda p: find.find_skill(p, market, intent, scope, top_k, filters or {}))))
@@ -208,8 +205,8 @@ def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
         mime_type="application/json",
         description="Compact schema for querying the skills",
     )
-    def schema() -> str:
-        return json.dumps(schema_of(pilot), separators=(",", ":"))
+    async def schema() -> str:
+        return json.dumps(schema_of(pilot, await server.list_tools()), separators=(",", ":"))
 
     return server
 
@@ -233,9 +230,7 @@ def _tool(call: Callable[[], CallToolResult]) -> CallToolResult:
 
 def _ok(data: dict[str, Any], text: str | None = None) -> CallToolResult:
     return CallToolResult(
-        content=[
-            TextContent(type="text", text=text if text is not None else json.dumps(data, ensure_ascii=False))
-        ],
+        content=[TextContent(type="text", text=text if text is not None else json.dumps(data, ensure_ascii=False))],
         structured_content=data,
     )
 
@@ -277,255 +272,161 @@ def _ontoskill(pilot: SkillPilot, q: str, top_k: int) -> CallToolResult:
     if not q.strip():
         raise InvalidArgument("q", "q must be a skill id or a query, got an empty string")
     check_query("q", q)
-    skill = _resolve(pilot, q)
-    if skill is not None:
-        return _ok(_context(pilot, skill), _context_text(q, skill))
+    views = [shapes.view(s, pilot.settings.trust_tiers) for s in pilot.skills()]
+    target = shapes.resolve(q, views) or _by_key_or_name(q, views)
+    if target is not None:
+        return _context(q, target, views)
     if not pilot.settings.enable_semantic:
         # Keywords only: OntoSkills' own BM25 mode, its cut-off (min 0.1, gap 0.15) and its
-        # result shape field by field (ontoskills.shapes).
-        tiers = pilot.settings.trust_tiers
-        search = shapes.KeywordSearch([shapes.view(s, tiers) for s in pilot.skills()])
-        answer = search.search(q, top_k)
-        return _ok(answer, shapes.search_text(answer))
-    hits = pilot.search(q, top_k=top_k)
-    by_id = {s.id: s for s in pilot.skills()}
-    results = [_search_result(pilot, hit, by_id[hit.id]) for hit in hits]
-    mode = "hybrid"
-    lines = [
-        f"- {r['skill_id']} [{r['trust_tier']}]: {'; '.join(r['intents'][:TEXT_INTENTS])}"
-        for r in results[:TEXT_RESULTS]
-    ]
-    text = "\n".join([f"Search mode: {mode}", *lines]) if results else "No results found."
-    return _ok({"mode": mode, "query": q, "results": results}, text)
+        # result shape field by field.
+        answer = shapes.KeywordSearch(views).search(q, top_k)
+    else:
+        by_id = {v.skill.id: v for v in views}
+        results = [shapes.search_result(by_id[h.id], h.score, matched_by(h.matched_by)) for h in pilot.search(q, top_k)]
+        answer = {"mode": "hybrid", "query": q, "results": results}
+    return _ok(answer, shapes.search_text(answer))
 
 
-def _resolve(pilot: SkillPilot, q: str) -> IndexedSkill | None:
-    """The skill ``q`` names, as OntoSkills resolves it: an id, key, name, qualified id or alias,
-    ignoring case, ties broken by trust tier then id. None when ``q`` names no skill."""
-    if len(q.encode("utf-8")) > MAX_ID_BYTES or not ID_PATTERN.match(q):
+def _by_key_or_name(q: str, views: list[shapes.OntoView]) -> shapes.OntoView | None:
+    """The skill whose SkillPilot key (folder-relative path) or name is ``q``, ignoring case:
+    names OntoMCP does not know, tried after its own rules."""
+    if not shapes.looks_like_id(q):
         return None
-    try:
-        return pilot.get(q)
-    except SkillNotFoundError:
-        pass
-    folded = q.lower()
-    short = folded.removeprefix(f"{LOCAL_PACKAGE}/")
-    matches = [
-        s
-        for s in pilot.skills()
-        if folded == _qualified_id(s).lower()
-        or short in {s.id.lower(), s.key.lower(), s.name.lower(), *(a.lower() for a in _aliases(s))}
-    ]
-    matches.sort(key=lambda s: (TIER_ORDER.get(trust_tier(pilot, s), len(TIER_ORDER)), s.id))
-    return matches[0] if matches else None
+    wanted = q.lower()
+    named = [v for v in views if wanted in (v.skill.key.lower(), v.skill.name.lower())]
+    return min(named, key=shapes.tie_break, default=None)
 
 
-def _onto(skill: IndexedSkill) -> dict[str, Any]:
-    """What an ``ontoskill.ttl`` skill carries from its package (qualified id, intents, nature...);
-    empty for other skills, whose ``metadata`` is the author's free-form frontmatter."""
-    onto = skill.skill.metadata.get("ontoskills") if skill.skill.source_kind == "ontoskill" else None
-    return onto if isinstance(onto, dict) else {}
+class SkillAdditions(TypedDict):
+    """What ``ontoskill``'s skill context adds to OntoMCP's ``skill`` object."""
+
+    description: str
+    name: str
+    path: str
 
 
-def _qualified_id(skill: IndexedSkill) -> str:
-    return str(_onto(skill).get("qualified_id") or f"{LOCAL_PACKAGE}/{skill.id}")
-
-
-def _aliases(skill: IndexedSkill) -> list[str]:
-    return list(_onto(skill).get("aliases") or sorted({skill.name, skill.key} - {skill.id}))
-
-
-def _intents(skill: IndexedSkill) -> list[str]:
-    # Trigger phrases are the author's own short intents; the fingerprint's patterns follow.
-    return list(
-        _onto(skill).get("intents")
-        or dict.fromkeys((*skill.skill.route.triggers, *skill.fingerprint.intent_patterns))
-    )
-
-
-def _context(pilot: SkillPilot, indexed: IndexedSkill) -> dict[str, Any]:
-    skill = indexed.skill
-    onto = _onto(indexed)
-    needs = indexed.fingerprint.preconditions
-    requirements = [
-        {"requirement_type": kind, "value": value, "optional": False}
-        for kind, values in (("Tool", needs.bins), ("EnvVar", needs.env), ("OS", needs.os))
-        for value in values
-    ]
-    info: dict[str, Any] = {
-        "id": onto.get("skill_id", indexed.id),
-        "qualified_id": _qualified_id(indexed),
-        "package_id": onto.get("package_id", LOCAL_PACKAGE),
-        "trust_tier": trust_tier(pilot, indexed),
-        "version": onto.get("version"),
-        "source": onto.get("source"),
-        "aliases": _aliases(indexed),
-        "skill_type": onto.get("skill_type", "declarative"),
-        "nature": onto.get("nature") or ("Tool" if skill.source_kind == "tool-catalog" else "Skill"),
-        "genus": onto.get("genus"),
-        "differentia": onto.get("differentia"),
-        "intents": sorted(_intents(indexed)),
-        "requirements": requirements,
-        "depends_on": onto.get("depends_on"),
-        "extends": onto.get("extends"),
-        "contradicts": onto.get("contradicts"),
-        "name": skill.name,
-        "description": skill.description,
-        "path": skill.path,
-    }
-    # OntoSkills leaves null and empty fields out (README section 7a).
-    context: dict[str, Any] = {
-        "skill": {k: v for k, v in info.items() if v not in (None, [], "")},
-        "include_inherited_knowledge": True,
-    }
+def _context(q: str, target: shapes.OntoView, views: list[shapes.OntoView]) -> CallToolResult:
+    """OntoMCP's skill context plus :class:`SkillAdditions`, and the instructions (the SKILL.md
+    body) unless the skill is private."""
+    skill = target.skill.skill
+    context: dict[str, Any] = dict(shapes.skill_context(target, views))
+    additions = SkillAdditions(description=skill.description, name=skill.name, path=skill.path)
+    # Keys in OntoMCP's (alphabetical) order, the additions among them.
+    context["skill"] = dict(sorted({**context["skill"], **additions}.items()))
     if not skill.private:
-        context["instructions"] = skill.body
-    return context
-
-
-def _context_text(q: str, indexed: IndexedSkill) -> str:
-    onto = _onto(indexed)
-    needs = indexed.fingerprint.preconditions
-    lines = [f"## {q}"]
-    if onto.get("differentia"):
-        lines.append(" — ".join(str(part) for part in (onto.get("genus"), onto["differentia"]) if part))
-    lines.append(indexed.skill.description)
-    if intents := sorted(_intents(indexed)):
-        lines.append("Intents: " + "; ".join(intents))
-    if requires := [*needs.bins, *needs.env, *needs.os]:
-        lines.append("Requires: " + "; ".join(requires))
-    lines.append("")
-    lines.append(
-        "(private skill: its instructions are not shared)" if indexed.skill.private else indexed.skill.body
-    )
-    return "\n".join(lines)
-
-
-def _search_result(pilot: SkillPilot, hit: SearchHit, skill: IndexedSkill) -> dict[str, Any]:
-    return {
-        "skill_id": _onto(skill).get("skill_id", hit.id),
-        "qualified_id": _qualified_id(skill),
-        "score": hit.score,
-        "matched_by": matched_by(hit.matched_by),
-        "intents": _intents(skill),
-        "aliases": _aliases(skill),
-        "trust_tier": trust_tier(pilot, skill),
-    }
+        context[INSTRUCTIONS] = skill.body
+    instructions = "(private skill: its instructions are not shared)" if skill.private else skill.body
+    return _ok(context, shapes.context_text(q, context, skill.description, instructions))
 
 
 # -- ontology://schema ----------------------------------------------------------------------
-def schema_of(pilot: SkillPilot) -> dict[str, Any]:
-    """What the tools' answers mean, in the shape of OntoSkills' schema resource."""
+def schema_of(pilot: SkillPilot, tools: Sequence[Tool]) -> dict[str, Any]:
+    """What the tools' answers mean, in the shape of OntoSkills' schema resource. Classes and
+    their properties come from the types the answers are built from, the tools' arguments from
+    their input schemas, so a new field or argument is in the schema the day it is answered."""
     settings = pilot.settings
+    classes = {
+        "Skill": {
+            "description": "ontoskill(q)'s skill: OntoSkills' fields, then SkillPilot's",
+            "properties": [*shapes.ContextSkill.__annotations__, *SkillAdditions.__annotations__],
+        },
+        "SkillContext": {
+            "description": "ontoskill(q) when q is a skill id or alias",
+            "properties": [*shapes.SkillContext.__annotations__, INSTRUCTIONS],
+        },
+        "SearchResult": {
+            "description": "ontoskill(q) when q is not a skill id",
+            "properties": list(shapes.SearchResult.__annotations__),
+        },
+        **_classes_of(RouteResult, "route(message): exactly one decision per message"),
+    }
     return {
         "version": package_version(),
-        "prefix": LOCAL_PACKAGE,
-        "classes": {
-            "Skill": {
-                "description": "a SKILL.md folder or one tool of a JSON tool catalog",
-                "properties": [
-                    "id",
-                    "qualified_id",
-                    "name",
-                    "description",
-                    "path",
-                    "trust_tier",
-                    "aliases",
-                    "intents",
-                    "requirements",
-                    "side_effects",
-                    "private",
-                ],
-            },
-            "RouteResult": {
-                "description": "route(message): exactly one decision per message",
-                # From the type, so a new field is in the schema the day it is in the answer.
-                "properties": [f.name for f in fields(RouteResult)],
-            },
-            "SearchResult": {
-                "description": "ontoskill(q) when q is not a skill id",
-                "properties": [
-                    "skill_id",
-                    "qualified_id",
-                    "score",
-                    "matched_by",
-                    "intents",
-                    "aliases",
-                    "trust_tier",
-                ],
-            },
-            "SkillContext": {
-                "description": "ontoskill(q) when q is a skill id or alias",
-                "properties": ["skill", "instructions", "include_inherited_knowledge"],
-            },
-        },
+        "prefix": vocab.LOCAL_PACKAGE,
+        "classes": classes,
         "properties": {
             "id": {"type": "string", "description": "the skill's name; its folder path when names collide"},
-            "qualified_id": {"type": "string", "convention": "local/<id>"},
+            "qualified_id": {"type": "string", "convention": f"{vocab.LOCAL_PACKAGE}/<id>"},
             "decision": {
                 "type": "string",
-                "values": ["hard", "soft", "passthrough"],
+                "values": list(get_args(Decision)),
                 "convention": f"hard: confidence >= {settings.hard_threshold}, use the skill; "
                 f"soft: >= {settings.soft_threshold}, consider it; passthrough: no skill",
             },
             "method": {
                 "type": "string",
-                "values": ["fast", "semantic", "hybrid", "no-match"],
+                "values": list(get_args(Method)),
                 "description": "fast: a trigger phrase matched; semantic/hybrid: meaning (and keywords)",
             },
-            "confidence": {
-                "type": "number",
-                "description": "calibrated probability (0-1) that the skill is right",
-            },
+            "confidence": {"type": "number", "description": "calibrated probability (0-1) that the skill is right"},
             "score": {
                 "type": "number",
                 "description": "hybrid: calibrated 0-1 relevance, below 0.4 cut; bm25: OntoSkills' "
                 "raw BM25 x tier factor, adaptive cut-off (min 0.1, gap 0.15)",
             },
-            "matched_by": {"type": "string", "values": ["keyword", "semantic", "hybrid"]},
+            "matched_by": {"type": "string", "values": list(MATCHED_BY)},
             "trust_tier": {
                 "type": "string",
                 "values": list(TRUST_TIERS),
-                "convention": "score multiplier "
-                + ", ".join(f"{k} {v}" for k, v in TRUST_MULTIPLIERS.items()),
+                "convention": "score multiplier " + ", ".join(f"{k} {v}" for k, v in TRUST_MULTIPLIERS.items()),
             },
             "side_effects": {"type": "string", "values": list(SIDE_EFFECTS)},
-            "intents": {
-                "type": "string[]",
-                "description": "the author's trigger phrases, then inferred intents",
-            },
-            "requirements": {
-                "type": "object[]",
-                "description": "requirement_type Tool|EnvVar|OS, value, optional",
-            },
-            "private": {"type": "boolean", "convention": "a private skill's instructions are never returned"},
+            "intents": {"type": "string[]", "description": "the author's trigger phrases, then inferred intents"},
+            "requirements": {"type": "object[]", "description": "requirement_type Tool|EnvVar|OS, value, optional"},
         },
-        "tools": {
-            "route": {"message": "string"},
-            "ontoskill": {"q": "string", "top_k": f"integer {TOP_K_RANGE} ({DEFAULT_TOP_K})"},
-            "omni_retrieve": {
-                "query": "string",
-                "sessionId|graphSpace|knowledgeBase": "string?",
-                "sources": "attachment|knowledge|graph[]",
-                "maxTokens|topK": "integer >= 1",
-            },
-            "lint_skill": {"skill|path": "string"},
-            "find_skill": {
-                "intent": "string ('' lists)",
-                "scope": "all|installed|market",
-                "top_k": f"integer {TOP_K_RANGE} ({DEFAULT_TOP_K})",
-                "filters": {"exclude_ids": "string[]", "trust_tiers": "string[]", "side_effects": "string[]"},
-            },
-        },
+        "tools": {tool.name: _arguments(tool.input_schema) for tool in tools},
         "example_calls": [
             {"tool": "route", "arguments": {"message": "commit my changes"}},
             {"tool": "ontoskill", "arguments": {"q": "git-commit"}},
-            {
-                "tool": "find_skill",
-                "arguments": {"intent": "resize an image", "scope": "installed", "top_k": 3},
-            },
+            {"tool": "find_skill", "arguments": {"intent": "resize an image", "scope": "installed", "top_k": 3}},
         ],
     }
+
+
+def _classes_of(kind: type[Any], description: str) -> dict[str, dict[str, Any]]:
+    """``kind`` and every dataclass its fields hold (transitively), each with its field names;
+    a nested class says where it appears (``RouteResult.plan``)."""
+    found: dict[str, dict[str, Any]] = {}
+    pending: list[tuple[type[Any], str]] = [(kind, description)]
+    while pending:
+        current, where = pending.pop(0)
+        if current.__name__ in found:
+            continue
+        hints = get_type_hints(current)
+        found[current.__name__] = {"description": where, "properties": [f.name for f in fields(current)]}
+        for field in fields(current):
+            pending.extend(
+                (inner, f"in {current.__name__}.{field.name}") for inner in _dataclasses_in(hints[field.name])
+            )
+    return found
+
+
+def _dataclasses_in(annotation: Any) -> list[type[Any]]:
+    if isinstance(annotation, type) and is_dataclass(annotation):
+        return [annotation]
+    return [inner for arg in get_args(annotation) for inner in _dataclasses_in(arg)]
+
+
+def _arguments(input_schema: Mapping[str, Any]) -> dict[str, str]:
+    """A tool's arguments, compactly: ``type`` (``?`` when optional), its choices and default."""
+    required = set(input_schema.get("required", ()))
+    return {name: _argument(spec, name in required) for name, spec in input_schema.get("properties", {}).items()}
+
+
+def _argument(spec: Mapping[str, Any], required: bool) -> str:
+    variants = [v for v in spec.get("anyOf", [spec]) if v.get("type") != "null"]
+    kinds = "|".join(
+        f"{v['items'].get('type', 'any')}[]" if v.get("type") == "array" else v.get("type", "any") for v in variants
+    )
+    text = "|".join(spec["enum"]) if "enum" in spec else kinds
+    if kinds == "object":
+        # An object's keys are in its description (the JSON schema of a free-form dict has none).
+        text += f" {{{spec.get('description', '')}}}"
+    if not required and spec.get("default") is None:
+        text += "?"
+    elif "default" in spec:
+        text += f" ({json.dumps(spec['default'])})"
+    return text
 
 
 def run(
@@ -546,8 +447,7 @@ def run(
     if not is_loopback(host):
         raise ConfigError(
             "--host",
-            f"{host} is reachable from other machines and the MCP server has no authentication: "
-            "keep it on 127.0.0.1",
+            f"{host} is reachable from other machines and the MCP server has no authentication: keep it on 127.0.0.1",
         )
     if ready is not None:
         ready(f"http://{host}:{http_port}/mcp")
