@@ -10,12 +10,15 @@ dev queries, and the conflict suite), then:
 2. fits the confidence (Platt scaling: logistic regression of "top candidate is right" on
    ``decide.CONFIDENCE_FEATURES``) on *out-of-fold* rankings, out-of-scope queries counting as
    "wrong", so the confidence is calibrated for rankings it has not been fitted on;
-3. reports 5-fold cross-validated hit@1, the share of in-scope queries that get a ``hard``
-   decision and its precision, the share of out-of-scope queries that pass through, and the
-   expected calibration error (ECE, 10 bins).
+3. reports, 5-fold cross-validated, per suite and over both at the default thresholds: hit@1
+   (and on paraphrases), top-5, the share of in-scope queries that get a ``hard`` decision and
+   its precision, in-scope and out-of-scope pass-through, how often a soft decision's shortlist
+   (the top skill and runners-up scoring >= ``decide.SHORTLIST_SCORE``, three at most) holds
+   the right skill, and the expected calibration error (ECE, 10 bins).
 
-``--write`` ships the weights fitted on all queries in ``src/skillpilot/calibration.json`` and the
-report in ``benchmarks/results/calibration.json``. Deterministic (fixed fold seed).
+``--write`` ships the weights fitted on all queries in ``src/skillpilot/calibration.json``, the
+report in ``benchmarks/results/calibration.json`` and the reliability diagram (out-of-fold
+confidence against the share right) in ``benchmarks/results/reliability.png``. Deterministic (fixed fold seed).
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from skillpilot import SkillPilot
-from skillpilot.decide import CONFIDENCE_FEATURES, Calibration, confidence_signals, decide
+from skillpilot.config import Settings
+from skillpilot.decide import CONFIDENCE_FEATURES, SHORTLIST_SCORE, Calibration, confidence_signals, decide
 from skillpilot.fuse import fuse, normalised
 from skillpilot.model import RetrieverId
 
@@ -44,6 +48,10 @@ FOLDS = 5
 SEED = 20261130
 L2 = 1e-2
 OUT_OF_SCOPE_WEIGHT = 4.0
+HARD, SOFT = Settings.hard_threshold, Settings.soft_threshold
+# A soft context names at most three skills (adapters.MAX_SOFT_CANDIDATES).
+SHORTLIST_SIZE = 3
+BINS = 10
 
 
 @dataclass
@@ -120,13 +128,34 @@ def sample_weights(examples: list[Example]) -> np.ndarray:
     return np.array([1.0 if e.labels.any() else OUT_OF_SCOPE_WEIGHT for e in examples])
 
 
-def top_signals(example: Example, weights: dict[str, float]) -> tuple[list[float], bool, str]:
+@dataclass
+class Ranked:
+    """One example ranked with some fusion weights: the calibration features of its top
+    candidate and of the runners-up a shortlist could name, whether the top is right, and the
+    0-based position of the first expected skill among the candidates (None: not among them)."""
+
+    features: list[float]
+    runner_up_features: list[list[float]]
+    right: bool
+    found_at: int | None
+
+
+def ranked(example: Example, weights: Mapping[str, float]) -> Ranked:
     candidates = fuse(example.lists, weights, example.multipliers)
     if not candidates:
-        return [0.0] * len(CONFIDENCE_FEATURES), False, ""
-    signals = confidence_signals(candidates, 0)
-    top = example.keys[candidates[0].index]
-    return [signals[f] for f in CONFIDENCE_FEATURES], bool(example.labels[candidates[0].index]), top
+        return Ranked([0.0] * len(CONFIDENCE_FEATURES), [], False, None)
+
+    def features(position: int) -> list[float]:
+        signals = confidence_signals(candidates, position)
+        return [signals[f] for f in CONFIDENCE_FEATURES]
+
+    found = [n for n, c in enumerate(candidates) if example.labels[c.index]]
+    return Ranked(
+        features(0),
+        [features(n) for n in range(1, min(len(candidates), SHORTLIST_SIZE))],
+        bool(example.labels[candidates[0].index]),
+        found[0] if found else None,
+    )
 
 
 def folds(examples: list[Example]) -> list[np.ndarray]:
@@ -134,60 +163,144 @@ def folds(examples: list[Example]) -> list[np.ndarray]:
     return np.array_split(order, FOLDS)
 
 
-def cross_validate(examples: list[Example], names: list[RetrieverId]) -> dict[str, object]:
+def _probability(bias: float, coef: np.ndarray, x: np.ndarray) -> np.ndarray:
+    result: np.ndarray = 1 / (1 + np.exp(-(bias + x @ coef)))
+    return result
+
+
+def cross_validate(examples: list[Example], names: list[RetrieverId]) -> tuple[dict[str, object], Outcomes]:
+    """The 5-fold report and the out-of-fold outcomes it was computed from."""
     parts = folds(examples)
-    oof_x = np.zeros((len(examples), len(CONFIDENCE_FEATURES)))
-    oof_right = np.zeros(len(examples), dtype=bool)
+    out_of_fold: list[Ranked | None] = [None] * len(examples)
     for held in parts:
         train = [examples[i] for i in range(len(examples)) if i not in set(held)]
         weights = fit_fusion(train, names)
         for i in held:
-            features, right, _ = top_signals(examples[i], weights)
-            oof_x[i] = features
-            oof_right[i] = right
+            out_of_fold[i] = ranked(examples[i], weights)
+    ranks = [r for r in out_of_fold if r is not None]
+    x = np.array([r.features for r in ranks])
+    right = np.array([r.right for r in ranks])
     # Platt scaling, itself cross-validated over the same folds.
-    oof_p = np.zeros(len(examples))
+    p = np.zeros(len(examples))
+    runner_up_p: list[np.ndarray] = [np.zeros(0)] * len(examples)
     weight = sample_weights(examples)
     for held in parts:
         mask = np.ones(len(examples), dtype=bool)
         mask[held] = False
-        bias, coef = fit_logistic(oof_x[mask], oof_right[mask].astype(float), weight[mask])
-        oof_p[held] = 1 / (1 + np.exp(-(bias + oof_x[held] @ coef)))
-    return report(examples, oof_right, oof_p)
+        bias, coef = fit_logistic(x[mask], right[mask].astype(float), weight[mask])
+        p[held] = _probability(bias, coef, x[held])
+        for i in held:
+            runners = ranks[i].runner_up_features
+            runner_up_p[i] = _probability(bias, coef, np.array(runners)) if runners else np.zeros(0)
+    outcomes = Outcomes(right, p, [r.found_at for r in ranks], runner_up_p)
+    return report(examples, outcomes), outcomes
 
 
-def report(examples: list[Example], right: np.ndarray, p: np.ndarray) -> dict[str, object]:
-    in_scope = np.array([e.labels.any() for e in examples])
-    decisions = np.array([decide(float(v), 0.80, 0.45) for v in p])
-    hard = (decisions == "hard") & in_scope
-    bins = np.minimum((p * 10).astype(int), 9)
-    ece = sum(
-        abs(p[bins == b].mean() - right[bins == b].mean()) * (bins == b).sum() / len(p)
-        for b in range(10)
-        if (bins == b).any()
+@dataclass
+class Outcomes:
+    """Out-of-fold results per example: top right?, its confidence, where the expected skill
+    was found, and the runners-up's confidences (as if each were the pick)."""
+
+    right: np.ndarray
+    p: np.ndarray
+    found_at: list[int | None]
+    runner_up_p: list[np.ndarray]
+
+    def shortlist(self, i: int) -> int:
+        """How many skills a soft decision on example ``i`` names (adapters: ``SHORTLIST_SCORE``)."""
+        return 1 + int((self.runner_up_p[i][: SHORTLIST_SIZE - 1] >= SHORTLIST_SCORE).sum())
+
+    def within(self, i: int, count: int) -> bool:
+        found = self.found_at[i]
+        return found is not None and found < count
+
+
+def expected_calibration_error(p: np.ndarray, right: np.ndarray) -> float:
+    bins = np.minimum((p * BINS).astype(int), BINS - 1)
+    return float(
+        sum(
+            abs(p[bins == b].mean() - right[bins == b].mean()) * (bins == b).sum() / len(p)
+            for b in range(BINS)
+            if (bins == b).any()
+        )
     )
-    per_suite: dict[str, dict[str, float]] = {}
-    for suite in sorted({e.suite for e in examples}):
-        mask = np.array([e.suite == suite for e in examples])
-        m_in = mask & in_scope
-        per_suite[suite] = {
-            "hit@1": round(float(right[m_in].mean()), 4),
-            "in_scope": int(m_in.sum()),
-            "hard_coverage": round(float((hard & mask).sum() / max(1, m_in.sum())), 4),
-            "hard_precision": round(float(right[hard & mask].mean()) if (hard & mask).any() else 0.0, 4),
-            "out_of_scope_passthrough": round(
-                float((decisions[mask & ~in_scope] == "passthrough").mean()) if (mask & ~in_scope).any() else 1.0,
-                4,
-            ),
-        }
+
+
+def _share(mask: np.ndarray, of: np.ndarray) -> float:
+    return round(float((mask & of).sum() / of.sum()) if of.any() else 0.0, 4)
+
+
+def quality(examples: list[Example], outcomes: Outcomes, mask: np.ndarray) -> dict[str, object]:
+    """The decision's quality on the examples in ``mask`` (default thresholds)."""
+    right, p = outcomes.right, outcomes.p
+    in_scope = np.array([e.labels.any() for e in examples]) & mask
+    out_of_scope = mask & ~in_scope
+    paraphrase = in_scope & np.array([e.query.get("kind") == "paraphrase" for e in examples])
+    decisions = np.array([decide(float(v), HARD, SOFT) for v in p])
+    hard = (decisions == "hard") & in_scope
+    soft = np.flatnonzero((decisions == "soft") & in_scope)
+    top5 = np.array([outcomes.within(i, 5) for i in range(len(examples))])
     return {
-        "hit@1": round(float(right[in_scope].mean()), 4),
-        "hard_coverage": round(float(hard.sum() / in_scope.sum()), 4),
+        "hit@1": _share(right, in_scope),
+        "hit@1_paraphrase": _share(right, paraphrase) if paraphrase.any() else None,
+        "top5": _share(top5, in_scope),
+        "in_scope": int(in_scope.sum()),
+        "hard_coverage": _share(hard, in_scope),
         "hard_precision": round(float(right[hard].mean()) if hard.any() else 0.0, 4),
-        "out_of_scope_passthrough": round(float((decisions[~in_scope] == "passthrough").mean()), 4),
-        "ece": round(float(ece), 4),
-        "per_suite": per_suite,
+        "in_scope_passthrough": _share(decisions == "passthrough", in_scope),
+        "out_of_scope_passthrough": _share(decisions == "passthrough", out_of_scope) if out_of_scope.any() else 1.0,
+        "soft": len(soft),
+        "soft_shortlist_holds_right": round(
+            float(np.mean([outcomes.within(i, outcomes.shortlist(i)) for i in soft])) if len(soft) else 0.0, 4
+        ),
+        "soft_shortlist_size": round(float(np.mean([outcomes.shortlist(i) for i in soft])) if len(soft) else 0.0, 2),
     }
+
+
+def report(examples: list[Example], outcomes: Outcomes) -> dict[str, object]:
+    everything = np.ones(len(examples), dtype=bool)
+    return {
+        **quality(examples, outcomes, everything),
+        "thresholds": {"hard": HARD, "soft": SOFT, "shortlist": SHORTLIST_SCORE},
+        "ece": round(expected_calibration_error(outcomes.p, outcomes.right), 4),
+        "per_suite": {
+            suite: quality(examples, outcomes, np.array([e.suite == suite for e in examples]))
+            for suite in sorted({e.suite for e in examples})
+        },
+    }
+
+
+def reliability_diagram(outcomes: Outcomes, path: Path) -> None:
+    """Confidence bins against how often the top candidate was right, out of fold (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    p, right = outcomes.p, outcomes.right
+    bins = np.minimum((p * BINS).astype(int), BINS - 1)
+    used = [b for b in range(BINS) if (bins == b).any()]
+    figure, axis = plt.subplots(figsize=(5, 5))
+    axis.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfectly calibrated")
+    axis.bar(
+        [(b + 0.5) / BINS for b in used],
+        [right[bins == b].mean() for b in used],
+        width=0.9 / BINS,
+        alpha=0.7,
+        label="share right (out of fold)",
+    )
+    for b in used:
+        share = right[bins == b].mean()
+        axis.annotate(str(int((bins == b).sum())), ((b + 0.5) / BINS, share), ha="center", va="bottom")
+    axis.set_xlabel("calibrated confidence")
+    axis.set_ylabel("top candidate right")
+    axis.set_title(f"Reliability, 5-fold CV (ECE {expected_calibration_error(p, right):.3f}; n per bar)")
+    axis.set_xlim(0, 1)
+    axis.set_ylim(0, 1.05)
+    axis.legend(loc="upper left")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
 
 
 def main() -> None:
@@ -201,14 +314,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             examples = collect(Path(tmp))
     names = sorted({n for e in examples for n in e.lists}, key=str)
-    cv = cross_validate(examples, names)
+    cv, outcomes = cross_validate(examples, names)
     print(json.dumps({"cross_validated": cv}, indent=2))
     weights = fit_fusion(examples, names)
     dense = [w for n, w in weights.items() if n.startswith("dense:")]
     weights["dense:*"] = float(np.mean(dense)) if dense else 0.0
-    signals = [top_signals(e, weights) for e in examples]
-    x = np.array([s[0] for s in signals])
-    y = np.array([s[1] for s in signals], dtype=float)
+    fitted = [ranked(e, weights) for e in examples]
+    x = np.array([r.features for r in fitted])
+    y = np.array([r.right for r in fitted], dtype=float)
     bias, coef = fit_logistic(x, y, sample_weights(examples))
     calibration = Calibration(
         fusion_weights={n: round(w, 4) for n, w in weights.items()},
@@ -228,6 +341,7 @@ def main() -> None:
             json.dumps({"cross_validated": cv, "shipped": calibration.to_dict()}, indent=2) + "\n",
             encoding="utf-8",
         )
+        reliability_diagram(outcomes, results / "reliability.png")
 
 
 if __name__ == "__main__":

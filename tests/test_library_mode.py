@@ -23,10 +23,10 @@ def test_a_library_skill_is_read_by_path_and_a_listed_one_invoked(tmp_path: Path
     pilot.index([library])
     result = pilot.route("render an invoice pdf for these line items")
     assert result.skill is not None and result.skill.name == "invoice-pdf" and result.decision != "passthrough"
-    context = hook_context(result, {}, pilot.settings.soft_threshold, (str(library),))
+    context = hook_context(result, {}, (str(library),))
     assert context is not None
     assert f"read {skill_md} and follow its instructions" in context
     assert SKILL_TOOL not in context and "Render an invoice as a PDF" in context
-    listed = action_for(result, pilot.settings.soft_threshold, SKILL_TOOL).context
+    listed = action_for(result, via=SKILL_TOOL).context
     assert SKILL_TOOL in listed and "SKILL.md" not in listed
     pilot.close()

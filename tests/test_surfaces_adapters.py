@@ -43,8 +43,8 @@ def test_hard_is_route_soft_is_inject_else_passthrough() -> None:
         "Path: /skills/pdf",
         "Why: trigger 'make a pdf'",
     ]
-    soft = action_for(result("soft", 0.62), soft_threshold=0.5)
-    # Runners-up at or above the soft threshold, best first as the router ranked them, at most two.
+    soft = action_for(result("soft", 0.62), shortlist_score=0.5)
+    # Runners-up at or above the shortlist score, best first as the router ranked them, at most two.
     assert (soft.type, soft.candidates) == ("inject", ("pdf", "docx", "pptx"))
     assert (
         soft.context.splitlines()[-1]

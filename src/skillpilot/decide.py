@@ -10,8 +10,9 @@ runners-up's scores. Two rules beside the calibration: a fast route's winner is 
 The confidence is a logistic model (Platt scaling) over signals of a candidate: its fused score,
 its margin over the best other candidate, its raw dense cosine and BM25 score (absolute evidence:
 z-scores alone cannot tell "best of a bad lot" from "clearly this one"), how many retrievers rank
-it first, and its fast-path score. The weights, and the fusion weights ``fuse`` uses, are fitted
-on the development queries by ``benchmarks/calibrate.py`` (cross-validated; the report is in
+it first and whether all of them do, its reciprocal-rank score, and its fast-path score. The
+weights, and the fusion weights ``fuse`` uses, are fitted on the development queries by
+``benchmarks/calibrate.py`` (cross-validated; the report is in
 ``benchmarks/results/calibration.json``) and shipped in ``calibration.json``, so 0.9 means "routes
 this confident were right about nine times in ten" there. Thresholds then turn the confidence into
 ``hard`` / ``soft`` / ``passthrough``.
@@ -31,6 +32,7 @@ import numpy as np
 from .catalog import Catalog
 from .conflicts import promoted, resolve
 from .feedback import bounded_confidence
+from .fuse import RRF_K
 from .model import BM25, FAST, Candidate, Decision, Method, Resolution
 from .rank import Ranking
 
@@ -39,9 +41,14 @@ from .rank import Ranking
 FAST_ROUTE_CONFIDENCE = 0.95
 CONFIDENCE_FEATURES = (
     "score", "margin", "dense_max", "dense_min", "dense_margin", "bm25", "agreement", "fast",
+    "rrf", "unanimous",
 )
 BM25_HALF_SCORE = 5.0
 ALTERNATIVES = 4
+# A soft decision's shortlist names the runners-up scoring at least this (as if each were the
+# pick), up to three skills in all: in cross-validation (benchmarks/calibrate.py) it holds the
+# right skill as often as the whole top three does, with fewer names (2.3 on average).
+SHORTLIST_SCORE = 0.05
 
 
 def confidence_signals(candidates: Sequence[Candidate], position: int) -> dict[str, float]:
@@ -64,6 +71,9 @@ def confidence_signals(candidates: Sequence[Candidate], position: int) -> dict[s
         "bm25": bm25 / (bm25 + BM25_HALF_SCORE),
         "agreement": sum(1 for n in voters if me.ranks.get(n) == 1) / max(1, len(voters)),
         "fast": me.raw.get(FAST, 0.0) / 10.0,
+        # 1.0 per retriever that ranks it first: agreement on rank, however far apart the scores.
+        "rrf": me.rrf * (RRF_K + 1),
+        "unanimous": float(bool(voters) and all(me.ranks.get(n) == 1 for n in voters)),
     }
 
 

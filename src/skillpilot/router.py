@@ -413,13 +413,10 @@ class SkillPilot:
         terms = keyword_terms(query) if self.settings.enable_keyword and catalog.skills else []
         floor = keyword_floor(catalog.described, terms) if terms else np.zeros(0)
         shown = {h.id for h in kept}
-        calibrated = {h.id: h for h in hits}
+        # Below the cut-off a mention ranks by its keyword floor alone, as the market scope's
+        # keyword gate does, so that both scopes list the same skills for the same words.
         mentioned = [
-            _hit(
-                skill,
-                max(float(floor[i]), calibrated[skill.id].score if skill.id in calibrated else 0.0),
-                (BM25,),
-            )
+            _hit(skill, float(floor[i]), (BM25,))
             for i in np.flatnonzero(floor)
             if (skill := catalog.skills[i]).id not in shown
         ]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..config import Settings
+from ..decide import SHORTLIST_SCORE
 from ..model import RouteResult, SkillRef
 
 __all__ = ["MAX_CONTEXT_CHARS", "ActionType", "AdapterAction", "action_for", "footer_for", "in_library"]
@@ -48,12 +48,14 @@ class AdapterAction:
 
 def action_for(
     result: RouteResult,
-    soft_threshold: float = Settings.soft_threshold,
+    shortlist_score: float = SHORTLIST_SCORE,
     via: str | None = None,
     library_roots: tuple[str, ...] = (),
 ) -> AdapterAction:
-    """The action for ``result``. Runners-up whose own score reaches ``soft_threshold`` are
-    named as candidates in a soft context; ``via`` names the tool that invokes a skill. A skill
+    """The action for ``result``. A soft context is a shortlist: the top skill and the
+    runners-up whose own score reaches ``shortlist_score`` (``decide.SHORTLIST_SCORE``: chosen
+    so the shortlist holds the right skill as often as the top three do); ``via`` names the tool
+    that invokes a skill. A skill
     under one of ``library_roots`` is one the agent does not know, so the context tells the model
     to read its SKILL.md instead of invoking it."""
     skill = result.skill
@@ -75,7 +77,7 @@ def action_for(
         if why:
             lines.append(f"Why: {why}")
         return AdapterAction("route", skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,))
-    runners_up = [a for a in result.alternatives if a.score >= soft_threshold][: MAX_SOFT_CANDIDATES - 1]
+    runners_up = [a for a in result.alternatives if a.score >= shortlist_score][: MAX_SOFT_CANDIDATES - 1]
     lines = [
         f"SkillPilot: the skill {name} may fit this prompt (confidence {result.confidence:.2f}).",
         f"Skill: {description}",

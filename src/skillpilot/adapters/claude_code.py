@@ -150,9 +150,7 @@ def skill_names(skills: Iterable[IndexedSkill], roots: Sequence[SkillRoot]) -> d
     return names
 
 
-def hook_context(
-    result: RouteResult, names: Mapping[str, str], soft_threshold: float, library_roots: tuple[str, ...] = ()
-) -> str | None:
+def hook_context(result: RouteResult, names: Mapping[str, str], library_roots: tuple[str, ...] = ()) -> str | None:
     """The ``additionalContext`` for ``result`` (None for a pass-through), naming skills as
     ``names`` says Claude Code's Skill tool knows them; a skill under ``library_roots`` is handed
     over by its SKILL.md path instead. The one place the context is written."""
@@ -163,7 +161,7 @@ def hook_context(
         skill=replace(result.skill, name=names.get(result.skill.id, result.skill.name)),
         alternatives=tuple(replace(a, id=names[a.id]) for a in result.alternatives if a.id in names),
     )
-    return action_for(named, soft_threshold, SKILL_TOOL, library_roots).context
+    return action_for(named, via=SKILL_TOOL, library_roots=library_roots).context
 
 
 def implicit_signal(last: RoutedPrompt | None, invoked: str | None) -> ImplicitSignal | None:
@@ -226,8 +224,8 @@ class ClaudeCodeHooks:
         paths = [r.path for r in roots] + [str(Path(r).expanduser()) for r in library]
         result: RouteResult = self.run(lambda p: p.route(prompt, surface="hook", roots=paths))
         names: dict[str, str] = self.run(lambda p: skill_names(p.skills(), roots))
-        context = hook_context(result, names, self.pilot.settings.soft_threshold, library)
-        named = action_for(result, self.pilot.settings.soft_threshold).candidates if context else ()
+        context = hook_context(result, names, library)
+        named = action_for(result).candidates if context else ()
         self._remember(payload.get("session_id"), prompt, result.decision, named)
         output = {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": context}} if context else None
         return {"output": output, "result": result.to_dict()}

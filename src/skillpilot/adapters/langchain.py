@@ -55,5 +55,5 @@ class SkillPilotTool(BaseTool):
     def _run(self, query: str, **_: Any) -> tuple[str, dict[str, Any]]:
         with self._lock:
             result = self.pilot.route(query)
-        action = action_for(result, self.pilot.settings.soft_threshold)
+        action = action_for(result)
         return (action.context if action.type != "passthrough" else NO_MATCH), result.to_dict()

@@ -284,7 +284,7 @@ def create_app(
         result = routed(shared(lambda p: p.route(body.message)))
         settings = pilot.settings
         return {
-            "action": asdict(action_for(result, settings.soft_threshold, via=body.via)),
+            "action": asdict(action_for(result, via=body.via)),
             "result": result.to_dict(),
             "footer": footer_for(result, settings.show_routing_info, settings.show_conflict_info),
         }
