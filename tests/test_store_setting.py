@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from skillpilot import SkillPilot
 from skillpilot.cli import app
+from skillpilot.errors import ConfigError
 
 from .conftest import write_skill
 from .pg_server import fresh_database, postgres_url  # noqa: F401  (the fixture)
@@ -73,3 +74,10 @@ def test_a_postgresql_store_from_the_environment_serves_stats_and_routes(
     assert _cli(["stats", "--json"], env)["skills"] == 3
     assert "postgresql" in str(_cli(["stats", "--json"], env)["index_path"])
     assert not (Path(keyword_only["SKILLPILOT_HOME"]) / "index.sqlite").exists()
+
+
+def test_a_store_url_of_another_database_is_refused_not_made_a_file(tmp_path: Path) -> None:
+    pilot = SkillPilot(home=tmp_path / "home", store="mysql://db.internal/skills", enable_semantic=False)
+    with pytest.raises(ConfigError, match="postgresql://"):
+        pilot.stats()
+    assert not list(tmp_path.rglob("*skills*")), "no SQLite file named after the URL"

@@ -8,6 +8,7 @@ and hands them to the store in one atomic ``apply``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..model import Fingerprint, IndexedSkill, Skill, SkippedFile
 
 
@@ -141,6 +143,7 @@ def assign_ids(stored: list[StoredSkill]) -> list[IndexedSkill]:
 
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def open_store(spec: str | Path) -> SkillStore:
@@ -150,6 +153,11 @@ def open_store(spec: str | Path) -> SkillStore:
         from .postgres import PostgresStore
 
         return PostgresStore(str(spec))
+    if _URL_SCHEME.match(str(spec)):
+        # Taken as a path, "mysql://host/db" would quietly become a SQLite file named "mysql:/host/db".
+        raise ConfigError(
+            "index.store", f"{spec!r} is no store SkillPilot knows: use a postgresql:// URL or a SQLite file path"
+        )
     from .sqlite import SQLiteStore
 
     return SQLiteStore(Path(spec).expanduser())
