@@ -115,7 +115,7 @@ def corpora(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Skil
 
 
 @pytest.mark.parametrize(
-    "message", ["test the checkout flow in a real browser", "I need browser tests for the signup form"]
+    "message", ["test the checkout flow in a real browser", "automate a browser test of the signup form"]
 )
 def test_a_message_for_the_redirected_case_goes_to_the_named_skill(
     corpora: dict[str, SkillPilot], message: str
@@ -146,7 +146,8 @@ def test_a_message_for_the_skill_s_own_case_still_goes_to_it(
 ) -> None:
     result = corpora["redirecting"].route(message, trace=True)
     assert result.skill is not None and result.skill.id == skill
-    assert result.decision == "hard"
+    # Decided as without any redirect sentence, and not passed through.
+    assert result.decision == corpora["plain"].route(message).decision != "passthrough"
     assert not any(r.startswith("redirect:") for r in result.reasons)
     assert result.trace is not None and not any(t.stage.startswith("redirects") for t in result.trace)
 
