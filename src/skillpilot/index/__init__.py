@@ -61,6 +61,9 @@ class IndexChanges:
     prune_orphans: bool = False
     # Per root in here, the (size, mtime_ns) of each skill's SKILL.md, replacing the stored ones.
     file_stats: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    # Whether what a router reads (skills, vectors, conflict groups, roots) changed: only then the
+    # generation goes up, so a no-op refresh does not make every router rebuild its catalog.
+    catalog_changed: bool = True
 
 
 @dataclass(frozen=True)

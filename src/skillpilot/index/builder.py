@@ -148,7 +148,7 @@ def build_index(
     spaces = [space_named(name, texts_for) for name in names]
     stored_graph = store.conflict_graph(pairs=False) if conflict_threshold is not None else None
     # An index from before conflict graphs were stored, or for other settings, gets one now.
-    stale = conflict_threshold is not None and (
+    stale = conflict_threshold is not None and bool(spaces) and (
         stored_graph is None or stored_graph.config != conflict_config(spaces, conflict_threshold)
     )
     changed = bool(upserts or removed or dropped or vectors) or stale
@@ -172,6 +172,7 @@ def build_index(
             conflicts=conflicts,
             prune_orphans=True,
             file_stats=file_stats,
+            catalog_changed=changed or bool(set(roots) - set(store.roots())),
         )
     )
     return IndexReport(

@@ -5,8 +5,9 @@ Input: ``IndexChanges`` from the builder, as for the SQLite store. Output: the s
 Guarantees, the SQLite store's contract (``tests/test_store_contract.py`` runs both):
 
 - every ``apply`` is one transaction, serialised across writers by an advisory lock, and bumps
-  the ``generation`` counter in it, so a replica polling ``generation()`` reloads exactly when a
-  write has committed, and a crash mid-write leaves the previous index whole;
+  the ``generation`` counter in it when what routers read changed, so a replica polling
+  ``generation()`` reloads exactly when such a write has committed, and a crash mid-write
+  leaves the previous index whole;
 - ``snapshot`` reads in one ``REPEATABLE READ`` transaction: one committed state, its generation
   included;
 - ``load`` / ``fetch`` / ``vectors`` return what was written, in the same order (byte order,
@@ -252,7 +253,8 @@ class PostgresStore:
                     "pairs=EXCLUDED.pairs, similarity=EXCLUDED.similarity",
                     graph_to_row(changes.conflicts),
                 )
-            db.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation'")
+            if changes.catalog_changed:
+                db.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation'")
             for encoder, dim in spaces.items():
                 self._ensure_hnsw(db, encoder, dim)
 

@@ -3,7 +3,8 @@
 Input: ``IndexChanges`` computed by the builder. Output: ``IndexedSkill`` rows and stored
 vectors. Guarantees: every ``apply`` is one transaction, so a crash or Ctrl-C mid-index leaves
 the previous index whole (WAL mode: readers keep working while a writer commits); a
-``generation`` counter goes up with every committed change so long-lived routers know to reload;
+``generation`` counter goes up with every committed change to what routers read (skills,
+vectors, conflict groups, roots), so long-lived routers know to reload;
 ``snapshot`` reads in one (deferred, read-only) transaction, so it sees one committed state.
 """
 
@@ -153,7 +154,8 @@ class SQLiteStore:
                 row = graph_to_row(changes.conflicts)
                 db.execute("INSERT OR REPLACE INTO conflict_graph VALUES (1, ?, ?, ?, ?, ?)", row)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('last_updated', ?)", (repr(now),))
-            db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+            if changes.catalog_changed:
+                db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
 
     @contextmanager
     def _read(self) -> Iterator[None]:
