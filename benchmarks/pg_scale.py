@@ -56,7 +56,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from benchmarks.scale import FORKS, catalog  # noqa: E402
+from benchmarks.scale import FORKS, catalog, rss_mib  # noqa: E402
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.fuse import RRF_K  # noqa: E402
 from skillpilot.index import IndexChanges, StoredSkill  # noqa: E402
@@ -124,13 +124,6 @@ def _queries() -> list[str]:
     return [json.loads(line)["query"] for line in lines if line.strip()]
 
 
-def _rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return float("nan")
-
-
 def router_worker(home: str, url: str, ann_above: int) -> dict[str, Any]:
     """In a fresh process: one router on the store; its first route, RSS, latency and pools."""
     queries = _queries()
@@ -138,7 +131,7 @@ def router_worker(home: str, url: str, ann_above: int) -> dict[str, Any]:
     pilot = SkillPilot(home=home, store=url, ann_above=ann_above, log_enabled=False, feedback_enabled=False)
     pilot.route(queries[0])
     first = time.perf_counter() - started
-    rss = _rss_mib()
+    rss = rss_mib()
     pools, answers = [], []
     for query in queries:
         ranking = pilot.ranking(query)

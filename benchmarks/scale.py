@@ -123,7 +123,7 @@ def worker(home: str, keyword_only: bool) -> dict[str, Any]:
     pilot = SkillPilot(home=home, **overrides)
     pilot.route(queries[0])
     first = time.perf_counter() - started
-    rss = _rss_mib()
+    rss = rss_mib()
     for query in queries:
         pilot.route(query)
     samples = []
@@ -141,7 +141,8 @@ def worker(home: str, keyword_only: bool) -> dict[str, Any]:
     }
 
 
-def _rss_mib() -> float:
+def rss_mib() -> float:
+    """This process's resident set now, in MiB."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return round(int(line.split()[1]) / 1024, 1)
