@@ -121,10 +121,19 @@ class Catalog:
         """``roots`` (folders) named as the store names them."""
         return sorted({root_id(Path(r)) for r in roots})
 
+    @cached_property
+    def _root_codes(self) -> tuple[list[str], np.ndarray]:
+        """The distinct roots, and each skill's root as a position in them (once per catalog)."""
+        names = sorted({s.skill.root for s in self.skills})
+        position = {name: n for n, name in enumerate(names)}
+        return names, np.array([position[s.skill.root] for s in self.skills], dtype=np.int64)
+
     def under(self, roots: Sequence[str]) -> np.ndarray:
-        """Which skills were indexed under one of ``roots`` (folders), as a mask."""
+        """Which skills were indexed under one of ``roots`` (folders), as a mask. Asked on every
+        route a host limits to its folders, so it compares root codes, not each skill's root."""
         wanted = set(self.root_ids(roots))
-        return np.array([s.skill.root in wanted for s in self.skills], dtype=bool)
+        names, codes = self._root_codes
+        return np.isin(codes, [n for n, name in enumerate(names) if name in wanted])
 
 
 def spaces(encoders: Sequence[Encoder]) -> list[str]:
