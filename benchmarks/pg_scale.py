@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -61,7 +61,9 @@ from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.fuse import RRF_K  # noqa: E402
 from skillpilot.index import IndexChanges, StoredSkill  # noqa: E402
 from skillpilot.index.builder import vector_space  # noqa: E402
+from skillpilot.encoders import Encoder  # noqa: E402
 from skillpilot.index.postgres import PostgresStore  # noqa: E402
+from skillpilot.index.sqlite import SQLiteStore  # noqa: E402
 from skillpilot.retrieve.dense import EMBEDDING  # noqa: E402
 from skillpilot.text import tokenize  # noqa: E402
 from tests.pg_server import fresh_database, start_server  # noqa: E402
@@ -151,19 +153,89 @@ def router_worker(home: str, url: str, ann_above: int) -> dict[str, Any]:
     }
 
 
-def routing(server_url: str, size: int, work: Path) -> dict[str, Any]:
+class ReusedVectors:
+    """One encoder that first looks each text up among the texts an existing index embedded with
+    it (same model, same recipe), so a benchmark re-run embeds only what is new."""
+
+    def __init__(self, encoder: Encoder, known: dict[str, np.ndarray]) -> None:
+        self._encoder = encoder
+        self._known = known
+        self.reused = 0
+
+    @property
+    def name(self) -> str:
+        return self._encoder.name
+
+    @property
+    def dim(self) -> int:
+        return self._encoder.dim
+
+    def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._known]
+        if missing:
+            self._known.update(zip(missing, self._encoder.encode_batch(missing), strict=True))
+        self.reused += len(texts) - len(missing)
+        return np.stack([self._known[t] for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
+
+
+def embedded_texts(store: SQLiteStore, encoder: Encoder, tools: set[tuple[str, str]]) -> dict[str, np.ndarray]:
+    """The embedded texts, with their vectors for ``encoder``, of the skills in ``store`` whose
+    (name, description) is one of ``tools``."""
+    stored = store.vectors(vector_space(encoder, EMBEDDING))
+    known: dict[str, np.ndarray] = {}
+    for entry in store.load():
+        rows = stored.get((entry.skill.root, entry.skill.key))
+        texts = EMBEDDING(entry.skill, entry.fingerprint)
+        if (entry.skill.name, entry.skill.description) in tools and rows is not None and len(rows) == len(texts):
+            known.update(zip(texts, rows, strict=True))
+    return known
+
+
+class ReusingPilot(SkillPilot):
+    """An indexing SkillPilot whose encoders reuse ``index``'s vectors (see ``ReusedVectors``)."""
+
+    def __init__(self, index: Path, tools: set[tuple[str, str]], **settings: Any) -> None:
+        super().__init__(**settings)
+        store = SQLiteStore(index)
+        try:
+            self._reused = [ReusedVectors(e, embedded_texts(store, e, tools)) for e in super().encoders]
+        finally:
+            store.close()
+
+    @property
+    def encoders(self) -> list[Encoder]:
+        return list(self._reused)
+
+
+def _index(target: Path, url: str, work: Path, vectors_from: Path | None) -> tuple[float, int]:
+    """Index the catalog at ``target`` into the store at ``url``: seconds, texts whose vectors
+    came from ``vectors_from`` (0 without it: ``skillpilot index`` in a subprocess, as a user would)."""
+    started = time.perf_counter()
+    if vectors_from is None:
+        env = {**os.environ, "SKILLPILOT_HOME": str(work / "indexer"), "SKILLPILOT_STORE": url,
+               "SKILLPILOT_LOG_ENABLED": "false"}
+        done = subprocess.run([sys.executable, "-m", "skillpilot", "index", str(target), "--json"], env=env,
+                              capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise SystemExit(f"index failed:\n{done.stderr[-2000:]}")
+        return time.perf_counter() - started, 0
+    # A copy: opening a SQLite index may write to it (its journal, a schema upgrade).
+    copy = work / "vectors-from.sqlite"
+    shutil.copyfile(vectors_from, copy)
+    tools = {(t["name"], t["description"]) for t in json.loads(target.read_text(encoding="utf-8"))}
+    pilot = ReusingPilot(copy, tools, home=work / "indexer", store=url, log_enabled=False)
+    pilot.index([target])
+    reused = sum(e.reused for e in pilot.encoders)  # type: ignore[attr-defined]
+    pilot.close()
+    return time.perf_counter() - started, reused
+
+
+def routing(server_url: str, size: int, work: Path, vectors_from: Path | None = None) -> dict[str, Any]:
     """The routing comparison of the module docstring on a ``size``-skill catalog."""
     url = fresh_database(server_url, "routing")
     target = work / f"catalog-forks-{size}.json"
     target.write_text(json.dumps(catalog(size, FORKS["forks"]), ensure_ascii=False), encoding="utf-8")
-    env = {**os.environ, "SKILLPILOT_HOME": str(work / "indexer"), "SKILLPILOT_STORE": url,
-           "SKILLPILOT_LOG_ENABLED": "false"}
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "skillpilot", "index", str(target), "--json"], env=env,
-                          capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise SystemExit(f"index failed:\n{done.stderr[-2000:]}")
-    index_seconds = time.perf_counter() - started
+    index_seconds, reused = _index(target, url, work, vectors_from)
     routers = {}
     for label, ann_above in (("exact", size + 1), ("hnsw", 20_000)):
         ran = subprocess.run([sys.executable, __file__, "--router-worker", str(work / label), url, str(ann_above)],
