@@ -58,10 +58,10 @@ sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.scale import FORKS, catalog, rss_mib  # noqa: E402
 from skillpilot import SkillPilot  # noqa: E402
+from skillpilot.encoders import Encoder  # noqa: E402
 from skillpilot.fuse import RRF_K  # noqa: E402
 from skillpilot.index import IndexChanges, StoredSkill  # noqa: E402
 from skillpilot.index.builder import vector_space  # noqa: E402
-from skillpilot.encoders import Encoder  # noqa: E402
 from skillpilot.index.postgres import PostgresStore  # noqa: E402
 from skillpilot.index.sqlite import SQLiteStore  # noqa: E402
 from skillpilot.retrieve.dense import EMBEDDING  # noqa: E402

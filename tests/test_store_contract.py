@@ -161,8 +161,8 @@ def test_exact_vector_search_equals_brute_force(bench_pilots: tuple[SkillPilot, 
     space = vector_space(encoder, EMBEDDING)
     stored = sqlite_pilot.store.vectors(space)
     keys = sorted(stored, key=lambda k: (k[0].encode(), k[1].encode()))
-    heads = np.stack([stored[k][0] for k in keys]).astype(np.float64)
-    heads /= np.linalg.norm(heads, axis=1, keepdims=True)
+    # A skill is as near as its nearest part (max-sim, as the dense retriever scores it).
+    parts = [stored[k].astype(np.float64) / np.linalg.norm(stored[k], axis=1, keepdims=True) for k in keys]
     queries = encoder.encode_batch([q["query"] for q in _dev_queries()[:30]]).astype(np.float64)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     from skillpilot.index.postgres import PostgresStore  # here: the module needs the [postgres] extra
@@ -171,10 +171,14 @@ def test_exact_vector_search_equals_brute_force(bench_pilots: tuple[SkillPilot, 
     assert isinstance(store, PostgresStore)
     found = recalled = 0
     for vector in queries:
-        cosines = heads @ vector
+        cosines = np.array([float((vectors @ vector).max()) for vectors in parts])
         expected = [keys[i] for i in np.lexsort((np.arange(len(keys)), -cosines))[:10]]
         exact = store.vector_search(space, vector, 10, exact=True)
-        assert [(r, k) for r, k, _ in exact] == expected
+        # The same skills, in order, but for near-ties the server's float32 arithmetic may flip.
+        cosine_of = dict(zip(keys, cosines.tolist(), strict=True))
+        assert [cosine_of[(r, k)] for r, k, _ in exact] == pytest.approx(
+            [cosine_of[key] for key in expected], abs=1e-6
+        )
         assert [s for _, _, s in exact] == pytest.approx(sorted(cosines, reverse=True)[:10], abs=1e-5)
         approximate = store.vector_search(space, vector, 10)
         found += 10

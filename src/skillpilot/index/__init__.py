@@ -113,7 +113,7 @@ class SkillStore(Protocol):
 class VectorSearch(Protocol):
     """A store that searches its own vectors (``PostgresStore``: pgvector's HNSW index), so a
     router on a large catalog asks it for candidates instead of holding every vector
-    (``skillpilot.retrieve.ann``). ``vector_search`` finds up to ``k`` skills whose first vector
+    (``skillpilot.retrieve.ann``). ``vector_search`` finds up to ``k`` skills whose nearest part
     in space ``encoder`` is nearest ``vector`` (under ``roots`` only, when given), as (root, key,
     cosine) best first; ``vectors_of`` reads the vectors of a few skills (missing ones left out)."""
 

@@ -19,10 +19,11 @@ For catalogs too large to search in every replica's memory, the store also searc
 - ``text_search``: a ``tsvector`` of each skill's public terms (``skillpilot.text.tokenize`` of
   its name and description, stored as lexemes, so stemming and CJK bigrams match the router's)
   under a GIN index, ranked by ``ts_rank``;
-- ``vector_search``: cosine distance on each skill's first vector (its ``name: description``
-  part, the public one), exact (a sequential scan) or approximate through an HNSW index
-  (Malkov & Yashunin 2018; one partial expression index per vector space, since one column
-  holds vectors of several models and dimensions).
+- ``vector_search``: the skills with the nearest part vector by cosine (a skill is as near as
+  its nearest part, the dense retriever's max-sim), exact (a sequential scan) or approximate
+  through an HNSW index over every part (``vector_parts``; Malkov & Yashunin 2018; one partial
+  expression index per vector space, since one column holds vectors of several models and
+  dimensions). An index written before the parts table gets them when first opened.
 
 Fusing the two (RRF) is left to the caller, as with the in-memory retrievers: above
 ``index.annAbove`` skills a router takes its dense candidates from ``vector_search`` and reads only
@@ -64,6 +65,9 @@ HNSW_EF_SEARCH = 200
 # recall 0.87-0.90 at ef_search 200, 0.97-0.98 at 500, at about the same latency).
 HNSW_EF_PER_RESULT = 2.5
 HNSW_EF_SEARCH_MAX = 1000  # pgvector's limit
+# Parts read per skill asked for: a skill is as near as its nearest part, and its other parts
+# are usually near too.
+PARTS_PER_RESULT = 2
 _ORPHAN = "NOT EXISTS (SELECT 1 FROM skills s WHERE s.root = vectors.root AND s.key = vectors.key)"
 # Any constant will do: it only has to be the same for every writer of one database.
 _WRITE_LOCK = 0x5D11_9170
@@ -90,6 +94,16 @@ CREATE TABLE IF NOT EXISTS vectors (
     data bytea NOT NULL,
     head vector NOT NULL,
     PRIMARY KEY (root, key, encoder)
+);
+-- Every part vector of every skill, for the HNSW search (a skill is as near as its nearest part).
+CREATE TABLE IF NOT EXISTS vector_parts (
+    root text NOT NULL,
+    key text NOT NULL,
+    encoder text NOT NULL,
+    part integer NOT NULL,
+    v vector NOT NULL,
+    PRIMARY KEY (root, key, encoder, part),
+    FOREIGN KEY (root, key, encoder) REFERENCES vectors ON DELETE CASCADE
 );
 CREATE TABLE IF NOT EXISTS file_stats (
     root text NOT NULL,
@@ -143,6 +157,7 @@ class PostgresStore:
                     "INSERT INTO meta VALUES ('schema', %s), ('generation', '0') ON CONFLICT DO NOTHING",
                     (SCHEMA_VERSION,),
                 )
+                _fill_parts(self._db)
         except psycopg.Error as exc:
             raise StoreError(
                 self.path,
@@ -196,10 +211,17 @@ class PostgresStore:
         spaces: dict[str, int] = {}
         with self._transaction() as db:
             for root in changes.dropped_roots:
-                for table, column in (("skills", "root"), ("vectors", "root"), ("skipped", "root"),
-                                      ("file_stats", "root"), ("roots", "path")):
-                    db.execute(sql.SQL("DELETE FROM {} WHERE {} = %s").format(
-                        sql.Identifier(table), sql.Identifier(column)), (root,))
+                for table, column in (
+                    ("skills", "root"),
+                    ("vectors", "root"),
+                    ("skipped", "root"),
+                    ("file_stats", "root"),
+                    ("roots", "path"),
+                ):
+                    db.execute(
+                        sql.SQL("DELETE FROM {} WHERE {} = %s").format(sql.Identifier(table), sql.Identifier(column)),
+                        (root,),
+                    )
             for root in changes.roots:
                 db.execute("INSERT INTO roots VALUES (%s, %s) ON CONFLICT DO NOTHING", (root, now))
                 db.execute("DELETE FROM skipped WHERE root=%s", (root,))
@@ -213,9 +235,15 @@ class PostgresStore:
                     "fingerprint=EXCLUDED.fingerprint, content_hash=EXCLUDED.content_hash, "
                     "indexed_at=EXCLUDED.indexed_at, terms=EXCLUDED.terms",
                     [
-                        (s.skill.root, s.skill.key, skill_to_json(s.skill),
-                         fingerprint_to_json(s.fingerprint), s.skill.content_hash, s.indexed_at,
-                         public_terms(s.skill))
+                        (
+                            s.skill.root,
+                            s.skill.key,
+                            skill_to_json(s.skill),
+                            fingerprint_to_json(s.fingerprint),
+                            s.skill.content_hash,
+                            s.indexed_at,
+                            public_terms(s.skill),
+                        )
                         for s in changes.upserts
                     ],
                 )
@@ -231,6 +259,7 @@ class PostgresStore:
                     "DO UPDATE SET dim=EXCLUDED.dim, data=EXCLUDED.data, head=EXCLUDED.head",
                     rows,
                 )
+                _write_parts(cursor, rows)
                 cursor.executemany(
                     "INSERT INTO skipped VALUES (%s, %s, %s)",
                     [(root, s.path, s.reason) for root, s in changes.skipped],
@@ -262,7 +291,7 @@ class PostgresStore:
             if changes.catalog_changed:
                 db.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation'")
             for encoder, dim in spaces.items():
-                self._ensure_hnsw(db, encoder, dim)
+                _ensure_hnsw(db, encoder, dim)
 
     def snapshot(self, spaces: Sequence[str]) -> Snapshot:
         try:
@@ -338,43 +367,51 @@ class PostgresStore:
         *,
         roots: Sequence[str] | None = None,
     ) -> list[tuple[str, str, float]]:
-        """Up to ``k`` skills whose first vector in space ``encoder`` is nearest ``vector`` by
-        cosine, as (root, key, cosine similarity); with ``roots``, only skills under those roots.
-        ``exact`` scans every vector; otherwise the HNSW index answers, visiting ``ef_search``
-        candidates (by default ``HNSW_EF_PER_RESULT`` per result, at least ``HNSW_EF_SEARCH``;
-        approximate: it may miss a true neighbour; more candidates, better recall, slower). Under
-        ``roots`` the index keeps scanning until it has found ``k`` of them (pgvector's iterative
-        scan), so a few allowed skills among many are still found."""
+        """Up to ``k`` skills whose nearest part vector in space ``encoder`` is nearest ``vector`` by
+        cosine, as (root, key, cosine similarity of that part); with ``roots``, only skills under
+        those roots. ``exact`` scans every part; otherwise the HNSW index answers, visiting
+        ``ef_search`` candidates (by default ``HNSW_EF_PER_RESULT`` per result, at least
+        ``HNSW_EF_SEARCH``; approximate: it may miss a true neighbour; more candidates, better
+        recall, slower), and keeps scanning (pgvector's iterative scan) until the parts it found
+        name ``k`` skills, so a few allowed skills among many are still found."""
         dims = self._rows("SELECT dim FROM vectors WHERE encoder=%s LIMIT 1", (encoder,))
         if not dims or k <= 0:
             return []
         dim = int(dims[0][0])
+        # The nearest parts, then each skill's nearest one (``read``: how many parts that took).
         # The literals (dimension, space) let the planner match the partial expression index.
         query = sql.SQL(
-            "SELECT root, key, 1 - ((head::vector({dim})) <=> %(q)s::vector({dim})) AS similarity FROM vectors "
-            "WHERE encoder = {space}{within} ORDER BY (head::vector({dim})) <=> %(q)s::vector({dim}), "
-            'root COLLATE "C", key COLLATE "C" LIMIT %(k)s'
+            "SELECT root, key, max(similarity) AS best, sum(count(*)) OVER () AS read FROM ("
+            "SELECT root, key, 1 - ((v::vector({dim})) <=> %(q)s::vector({dim})) AS similarity FROM vector_parts "
+            "WHERE encoder = {space}{within} ORDER BY (v::vector({dim})) <=> %(q)s::vector({dim}), "
+            'root COLLATE "C", key COLLATE "C", part LIMIT %(parts)s'
+            ') nearest GROUP BY root, key ORDER BY best DESC, root COLLATE "C", key COLLATE "C" LIMIT %(k)s'
         ).format(
             dim=sql.Literal(dim),
             space=sql.Literal(encoder),
             within=sql.SQL(" AND root = ANY(%(roots)s)" if roots is not None else ""),
         )
+        # Exact: every part (LIMIT NULL). Approximate: twice as many parts while they name fewer
+        # than k skills and more are left (pgvector's iterative scan goes past ef_search).
+        parts = None if exact else k * PARTS_PER_RESULT
         if ef_search is None:
             ef_search = min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, math.ceil(HNSW_EF_PER_RESULT * k)))
-        try:
-            with self._db.transaction():
-                self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef_search)))
-                if roots is not None:
-                    self._db.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-                # The planner prices an HNSW scan by its ef_search: from ~600 on 21,000 skills it
-                # picks a sequential scan, ten times slower; approximate means the index.
-                self._db.execute("SET LOCAL enable_indexscan = off" if exact else "SET LOCAL enable_seqscan = off")
-                rows = self._db.execute(
-                    query, {"q": _vector_literal(vector), "k": k, "roots": list(roots or ())}
-                ).fetchall()
-        except psycopg.Error as exc:
-            raise StoreError(self.path, f"cannot search the index: {str(exc).strip()}") from exc
-        return [(r, key, float(s)) for r, key, s in rows]
+        while True:
+            try:
+                with self._db.transaction():
+                    self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef_search)))
+                    self._db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                    # The planner prices an HNSW scan by its ef_search: from ~600 on 21,000 skills
+                    # it picks a sequential scan, ten times slower; approximate means the index.
+                    self._db.execute("SET LOCAL enable_indexscan = off" if exact else "SET LOCAL enable_seqscan = off")
+                    rows = self._db.execute(
+                        query, {"q": _vector_literal(vector), "k": k, "parts": parts, "roots": list(roots or ())}
+                    ).fetchall()
+            except psycopg.Error as exc:
+                raise StoreError(self.path, f"cannot search the index: {str(exc).strip()}") from exc
+            if parts is None or len(rows) >= k or not rows or int(rows[0][3]) < parts:
+                return [(r, key, float(s)) for r, key, s, _ in rows]
+            parts *= 2
 
     def vectors_of(self, encoder: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], np.ndarray]:
         """The stored vectors of space ``encoder`` of the skills ``keys`` (missing ones left out)."""
@@ -387,22 +424,56 @@ class PostgresStore:
         )
         return _arrays(rows)
 
-    @staticmethod
-    def _ensure_hnsw(db: psycopg.Connection[Any], encoder: str, dim: int) -> None:
-        name = "vectors_hnsw_" + hashlib.sha256(f"{encoder}|{dim}".encode()).hexdigest()[:16]
-        db.execute(
-            sql.SQL(
-                "CREATE INDEX IF NOT EXISTS {name} ON vectors "
-                "USING hnsw ((head::vector({dim})) vector_cosine_ops) "
-                "WITH (m = {m}, ef_construction = {ef}) WHERE encoder = {space}"
-            ).format(
-                name=sql.Identifier(name),
-                dim=sql.Literal(dim),
-                m=sql.Literal(HNSW_M),
-                ef=sql.Literal(HNSW_EF_CONSTRUCTION),
-                space=sql.Literal(encoder),
-            )
+
+def _write_parts(cursor: psycopg.Cursor[Any], rows: Sequence[tuple[Any, ...]]) -> None:
+    """Each (root, key, encoder, dim, data, head) vectors row's part vectors, in place of its old ones."""
+    cursor.executemany("DELETE FROM vector_parts WHERE root=%s AND key=%s AND encoder=%s", [row[:3] for row in rows])
+    cursor.executemany(
+        "INSERT INTO vector_parts VALUES (%s, %s, %s, %s, %s::vector)",
+        [
+            (root, key, encoder, n, _vector_literal(part))
+            for root, key, encoder, dim, data, _ in rows
+            for n, part in enumerate(np.frombuffer(data, dtype=np.float32).reshape(-1, dim))
+        ],
+    )
+
+
+def _fill_parts(db: psycopg.Connection[Any]) -> None:
+    """Once, on an index written before the parts table: every stored vector's parts, and their
+    HNSW indexes (the search reads only the parts)."""
+    if db.execute("SELECT 1 FROM meta WHERE key='vector_parts'").fetchone():
+        return
+    with db.cursor(name="vectors_without_parts") as rows:
+        rows.execute("SELECT root, key, encoder, dim, data, head FROM vectors")
+        with db.cursor() as cursor:
+            while batch := rows.fetchmany(1000):
+                _write_parts(cursor, batch)
+    for encoder, dim in db.execute("SELECT DISTINCT encoder, dim FROM vectors").fetchall():
+        _ensure_hnsw(db, encoder, dim)
+    # The head vectors' indexes such an index had: nothing searches them any more.
+    old = db.execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'vectors\\_hnsw\\_%'"
+    ).fetchall()
+    for (name,) in old:
+        db.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+    db.execute("INSERT INTO meta VALUES ('vector_parts', '1')")
+
+
+def _ensure_hnsw(db: psycopg.Connection[Any], encoder: str, dim: int) -> None:
+    name = "vector_parts_hnsw_" + hashlib.sha256(f"{encoder}|{dim}".encode()).hexdigest()[:16]
+    db.execute(
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {name} ON vector_parts "
+            "USING hnsw ((v::vector({dim})) vector_cosine_ops) "
+            "WITH (m = {m}, ef_construction = {ef}) WHERE encoder = {space}"
+        ).format(
+            name=sql.Identifier(name),
+            dim=sql.Literal(dim),
+            m=sql.Literal(HNSW_M),
+            ef=sql.Literal(HNSW_EF_CONSTRUCTION),
+            space=sql.Literal(encoder),
         )
+    )
 
 
 def _arrays(rows: list[tuple[Any, ...]]) -> dict[tuple[str, str], np.ndarray]:
