@@ -59,7 +59,7 @@ sys.path.insert(0, str(HERE.parent))
 from benchmarks.scale import FORKS, catalog, rss_mib  # noqa: E402
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.encoders import Encoder  # noqa: E402
-from skillpilot.fuse import RRF_K  # noqa: E402
+from skillpilot.fuse import RRF_K, rrf_scores  # noqa: E402
 from skillpilot.index import IndexChanges, StoredSkill  # noqa: E402
 from skillpilot.index.builder import vector_space  # noqa: E402
 from skillpilot.index.postgres import PostgresStore  # noqa: E402
@@ -74,6 +74,7 @@ NOISE = 0.05
 EF_SEARCH = (40, 100, 200, 300)
 K = 20
 EXACT_QUERIES = 20
+TIE = 1e-12
 T = TypeVar("T")
 SERVER_SETTINGS = "-c shared_buffers=1GB -c maintenance_work_mem=1GB -c max_wal_size=4GB"
 
@@ -126,18 +127,26 @@ def _queries() -> list[str]:
     return [json.loads(line)["query"] for line in lines if line.strip()]
 
 
-def router_worker(home: str, url: str, ann_above: int) -> dict[str, Any]:
-    """In a fresh process: one router on the store; its first route, RSS, latency and pools."""
+def router_worker(home: str, url: str, ann_above: int, others: Path | None = None) -> dict[str, Any]:
+    """In a fresh process: one router on the store; its first route, RSS, latency and pools. With
+    ``others`` (another router's pools, JSON), also this router's RRF score of each of their
+    members over the whole catalog (``ties``: what the tie-aware recall needs)."""
     queries = _queries()
     started = time.perf_counter()
     pilot = SkillPilot(home=home, store=url, ann_above=ann_above, log_enabled=False, feedback_enabled=False)
     pilot.route(queries[0])
     first = time.perf_counter() - started
     rss = rss_mib()
-    pools, answers = [], []
-    for query in queries:
+    other_pools = json.loads(others.read_text(encoding="utf-8")) if others else None
+    position = {s.id: n for n, s in enumerate(pilot.skills())}
+    pools, answers, ties = [], [], []
+    for number, query in enumerate(queries):
         ranking = pilot.ranking(query)
         pools.append([pilot.skills()[c.index].id for c in ranking.candidates])
+        if other_pools is not None:
+            fused = rrf_scores(ranking.lists)
+            ties.append({"last_rrf": min((c.rrf for c in ranking.candidates), default=0.0),
+                         "other_rrf": [float(fused[position[i]]) for i in other_pools[number]]})
         result = pilot.route(query)
         answers.append([result.skill.id if result.skill else None, result.decision])
     samples = []
@@ -150,6 +159,7 @@ def router_worker(home: str, url: str, ann_above: int) -> dict[str, Any]:
         **_percentiles(samples),
         "pools": pools,
         "answers": answers,
+        "ties": ties,
     }
 
 
@@ -236,27 +246,38 @@ def routing(server_url: str, size: int, work: Path, vectors_from: Path | None = 
     target = work / f"catalog-forks-{size}.json"
     target.write_text(json.dumps(catalog(size, FORKS["forks"]), ensure_ascii=False), encoding="utf-8")
     index_seconds, reused = _index(target, url, work, vectors_from)
+    return {"skills": size, "catalog": "benchmarks/scale.py forks (~10 forks per real text)",
+            "cold_index_s": round(index_seconds, 1), "texts_with_reused_vectors": reused, **compare(url, size, work)}
+
+
+def compare(url: str, size: int, work: Path) -> dict[str, Any]:
+    """The exact and the HNSW router on the indexed store at ``url``, each in a fresh process."""
     routers = {}
-    for label, ann_above in (("exact", size + 1), ("hnsw", 20_000)):
-        ran = subprocess.run([sys.executable, __file__, "--router-worker", str(work / label), url, str(ann_above)],
-                             env={**os.environ, "SKILLPILOT_LOG_ENABLED": "false"},
+    pools = work / "hnsw-pools.json"
+    for label, ann_above in (("hnsw", 20_000), ("exact", size + 1)):
+        others = ["--other-pools", str(pools)] if label == "exact" else []
+        ran = subprocess.run([sys.executable, __file__, "--router-worker", str(work / label), url, str(ann_above),
+                              *others], env={**os.environ, "SKILLPILOT_LOG_ENABLED": "false"},
                              capture_output=True, text=True, check=False)
         if ran.returncode:
             raise SystemExit(f"{label} router failed:\n{ran.stderr[-2000:]}")
         routers[label] = json.loads(ran.stdout)
+        pools.write_text(json.dumps(routers[label]["pools"]), encoding="utf-8")
         print(f"  {label} router: p50 {routers[label]['p50_ms']} ms", file=sys.stderr)
     exact, hnsw = routers["exact"], routers["hnsw"]
-    recall = [len(set(e) & set(a)) / len(e) for e, a in zip(exact["pools"], hnsw["pools"], strict=True) if e]
+    measured = [(e, a, t) for e, a, t in zip(exact["pools"], hnsw["pools"], exact["ties"], strict=True) if e]
+    recall = [len(set(e) & set(a)) / len(e) for e, a, _ in measured]
+    # A member the exact router ranks level with its own last one (RRF within 1e-12) is as good a pick.
+    tie_aware = [sum(s >= t["last_rrf"] - TIE for s in t["other_rrf"][: len(e)]) / len(e) for e, _, t in measured]
     pairs = list(zip(exact["answers"], hnsw["answers"], strict=True))
     return {
-        "skills": size,
-        "catalog": "benchmarks/scale.py forks (~10 forks per real text)",
-        "cold_index_s": round(index_seconds, 1),
         "pool_recall_vs_exact": round(float(np.mean(recall)), 4),
         "pool_recall_min": round(float(np.min(recall)), 4),
+        "pool_recall_tie_aware": round(float(np.mean(tie_aware)), 4),
+        "pool_recall_tie_aware_min": round(float(np.min(tie_aware)), 4),
         "same_skill": round(sum(e[0] == a[0] for e, a in pairs) / len(pairs), 4),
         "same_skill_and_decision": round(sum(e == a for e, a in pairs) / len(pairs), 4),
-        **{label: {k: v for k, v in found.items() if k not in ("pools", "answers")}
+        **{label: {k: v for k, v in found.items() if k not in ("pools", "answers", "ties")}
            for label, found in routers.items()},
     }
 
@@ -266,27 +287,46 @@ def main() -> None:
     parser.add_argument("--skills", type=int, default=100_000)
     parser.add_argument("--routing-skills", type=int, default=21_000)
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument("--vectors-from", type=Path, metavar="INDEX.sqlite",
+                        help="reuse the vectors of a SQLite index built with the default encoders (a copy is read)")
+    parser.add_argument("--store", metavar="URL",
+                        help="compare the routers on this already indexed PostgreSQL database (no server, no index)")
     parser.add_argument("--router-worker", nargs=3, metavar=("HOME", "URL", "ANN_ABOVE"), help=argparse.SUPPRESS)
+    parser.add_argument("--other-pools", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.router_worker:
         home, url, ann_above = args.router_worker
-        print(json.dumps(router_worker(home, url, int(ann_above))))
+        print(json.dumps(router_worker(home, url, int(ann_above), args.other_pools)))
         return
     work = Path(tempfile.mkdtemp(prefix="skillpilot-pgscale-"))
+    if args.store:
+        try:
+            store = PostgresStore(args.store)
+            size = store.count()
+            store.close()
+            found = {"routing": {"skills": size, "store": "given (--store)", **compare(args.store, size, work)}}
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        _report(found, args.json)
+        return
     server = start_server(work, SERVER_SETTINGS)
     results: dict[str, Any] = {}
     try:
         if args.routing_skills:
-            results["routing"] = routing(server.url, args.routing_skills, work)
+            results["routing"] = routing(server.url, args.routing_skills, work, args.vectors_from)
         if args.skills:
             results.update(store_search(server.url, args.skills, work))
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
+    _report(results, args.json)
+
+
+def _report(results: dict[str, Any], path: Path | None) -> None:
     print(json.dumps(results, indent=2))
-    if args.json:
-        previous = json.loads(args.json.read_text(encoding="utf-8")) if args.json.exists() else {}
-        args.json.write_text(json.dumps({**previous, **results}, indent=2) + "\n", encoding="utf-8")
+    if path:
+        previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        path.write_text(json.dumps({**previous, **results}, indent=2) + "\n", encoding="utf-8")
 
 
 def store_search(url: str, count: int, work: Path) -> dict[str, Any]:
