@@ -33,7 +33,7 @@ Output: a ``Resolution`` naming the winner, the members it beat and the reason
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,42 +83,63 @@ def conflict_config(spaces: Sequence[str], threshold: float) -> str:
     return f"{'+'.join(spaces)}@{threshold!r}"
 
 
-def _exact(matrices: Sequence[np.ndarray], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _exact(wide: Sequence[np.ndarray], a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The similarity of the pairs (a[n], b[n]): mean over encoders of their cosine, in float64
-    and pair by pair, so a pair scores the same bits whichever run or batch computes it."""
+    (``wide``: the matrices as float64) and pair by pair, so a pair scores the same bits whichever
+    run or batch computes it."""
     result = np.zeros(len(a))
     for start in range(0, len(a), PAIR_BATCH):
         left, right = a[start : start + PAIR_BATCH], b[start : start + PAIR_BATCH]
-        cosines = [np.einsum("nd,nd->n", m[left].astype(np.float64), m[right].astype(np.float64)) for m in matrices]
+        cosines = [np.einsum("nd,nd->n", m[left], m[right]) for m in wide]
         result[start : start + len(left)] = np.mean(cosines, axis=0)
     return result
 
 
 def _pairs_from(
-    matrices: Sequence[np.ndarray], rows: np.ndarray, threshold: float, later_only: bool
+    matrices: Sequence[np.ndarray],
+    wide: Sequence[np.ndarray],
+    rows: np.ndarray,
+    threshold: float,
+    later_only: bool,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Similar pairs (i, j), i < j, with i or j in ``rows``: ``rows`` against the whole catalog
     (``later_only``: against the skills after each row, enough when ``rows`` is the catalog).
     Cost: len(rows) x catalog dot products in BLOCK-row chunks, then exact scores for the few
-    within float32 noise of the threshold or above."""
+    within float32 noise of the threshold or above. ``progress(rows done, rows)`` after each chunk."""
+    # Every encoder's vectors end to end: one product sums the encoders' cosines, compared with
+    # len(matrices) x threshold, so no per-encoder block is added up or divided.
+    joined = np.concatenate(matrices, axis=1) if len(matrices) > 1 else matrices[0]
+    bar = len(matrices) * (threshold - FLOAT32_SLACK)
+    # One buffer for every chunk's block: a fresh one per chunk costs as much in page faults as the product.
+    scratch = np.empty(min(BLOCK, len(rows)) * len(joined), dtype=np.float32)
     found: list[np.ndarray] = []
     for start in range(0, len(rows), BLOCK):
         chunk = rows[start : start + BLOCK]
         offset = int(chunk[0]) if later_only else 0
-        block = sum(m[chunk] @ m[offset:].T for m in matrices) / len(matrices)
-        near_rows, near_cols = np.nonzero(block >= threshold - FLOAT32_SLACK)
+        block = scratch[: len(chunk) * (len(joined) - offset)].reshape(len(chunk), -1)
+        np.matmul(joined[chunk], joined[offset:].T, out=block)
+        near_rows, near_cols = np.nonzero(block >= bar)
         left, right = chunk[near_rows], near_cols + offset
-        keep = left != right
-        found.append(np.stack([np.minimum(left, right), np.maximum(left, right)], axis=1)[keep])
-    pairs = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, 2), dtype=np.int64)
-    similarity = _exact(matrices, pairs[:, 0], pairs[:, 1]) if len(pairs) else np.zeros(0)
+        if later_only:
+            # Each pair once, from its earlier skill; rows and columns run in catalog order, so the
+            # pairs come out sorted, as np.unique would leave them.
+            keep = right > left
+            found.append(np.stack([left[keep], right[keep]], axis=1))
+        else:
+            keep = left != right
+            found.append(np.stack([np.minimum(left, right), np.maximum(left, right)], axis=1)[keep])
+        if progress:
+            progress(start + len(chunk), len(rows))
+    pairs = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
+    if not later_only:
+        pairs = np.unique(pairs, axis=0)  # a pair of two changed skills is found from both
+    similarity = _exact(wide, pairs[:, 0], pairs[:, 1]) if len(pairs) else np.zeros(0)
     keep = similarity >= threshold
     return pairs[keep], similarity[keep]
 
 
-def _link(
-    matrices: Sequence[np.ndarray], pairs: np.ndarray, similarity: np.ndarray, threshold: float
-) -> list[list[int]]:
+def _link(wide: Sequence[np.ndarray], pairs: np.ndarray, similarity: np.ndarray, threshold: float) -> list[list[int]]:
     """Greedy average linkage over ``pairs``, strongest first (ties: lower positions first). A
     group's mean cross similarity comes from its members' summed vectors (the mean of a . b over
     a in A, b in B is sum(A) . sum(B) / |A||B|), so a merge costs one dot product per encoder."""
@@ -131,7 +152,7 @@ def _link(
 
     def total(group: int) -> np.ndarray:
         if group not in sums:
-            sums[group] = np.concatenate([m[group].astype(np.float64) for m in matrices])
+            sums[group] = np.concatenate([m[group] for m in wide])
         return sums[group]
 
     for i, j in pairs[order].tolist():
@@ -140,7 +161,7 @@ def _link(
             continue
         left, right = members.get(gi, [i]), members.get(gj, [j])
         if len(left) + len(right) > 2:
-            cross = float(total(gi) @ total(gj)) / (len(matrices) * len(left) * len(right))
+            cross = float(total(gi) @ total(gj)) / (len(wide) * len(left) * len(right))
             if cross < threshold:
                 continue
         sums[gi] = total(gi) + total(gj)
@@ -152,26 +173,32 @@ def _link(
     return list(members.values())
 
 
-def _scored(matrices: Sequence[np.ndarray], groups: Sequence[Sequence[int]]) -> list[tuple[float, tuple[int, ...]]]:
+def _scored(wide: Sequence[np.ndarray], groups: Sequence[Sequence[int]]) -> list[tuple[float, tuple[int, ...]]]:
     """Each group with its mean pairwise similarity (4 decimals)."""
     scored = []
     for group in groups:
         ordered = tuple(sorted(group))
         first, second = np.triu_indices(len(ordered), 1)
         index = np.array(ordered)
-        scored.append((round(float(np.mean(_exact(matrices, index[first], index[second]))), 4), ordered))
+        scored.append((round(float(np.mean(_exact(wide, index[first], index[second]))), 4), ordered))
     return scored
 
 
 def build_graph(
-    skills: Sequence[tuple[str, str, str]], matrices: Sequence[np.ndarray], threshold: float, config: str
+    skills: Sequence[tuple[str, str, str]],
+    matrices: Sequence[np.ndarray],
+    threshold: float,
+    config: str,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ConflictGraph:
     """The conflict graph of a whole catalog (``skills``: (root, key, content hash) in catalog
-    order; ``matrices``: per encoder, the unit ``name: description`` vectors in that order)."""
+    order; ``matrices``: per encoder, the unit ``name: description`` vectors in that order).
+    ``progress(skills compared, skills to compare)`` as the comparison goes."""
     if not len(skills) or not matrices:
         return ConflictGraph(config, tuple(skills), np.zeros((0, 2), dtype=np.int64), np.zeros(0), ())
-    pairs, similarity = _pairs_from(matrices, np.arange(len(skills)), threshold, later_only=True)
-    groups = _scored(matrices, _link(matrices, pairs, similarity, threshold))
+    wide = [m.astype(np.float64) for m in matrices]
+    pairs, similarity = _pairs_from(matrices, wide, np.arange(len(skills)), threshold, True, progress)
+    groups = _scored(wide, _link(wide, pairs, similarity, threshold))
     return ConflictGraph(config, tuple(skills), pairs, similarity, tuple(groups))
 
 
@@ -181,13 +208,14 @@ def update_graph(
     matrices: Sequence[np.ndarray],
     threshold: float,
     config: str,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ConflictGraph:
     """``previous`` brought up to date with ``skills``: a new or edited skill (new content hash)
     is compared with the catalog, a removed one drops its pairs, and linkage re-runs only in the
     connected components (of the pair graph) that gained or lost a pair. Linkage never crosses
-    components, so the result equals ``build_graph`` on the same catalog."""
+    components, so the result equals ``build_graph`` on the same catalog. ``progress`` as in ``build_graph``."""
     if previous is None or previous.config != config or not len(previous.pairs) and previous.groups:
-        return build_graph(skills, matrices, threshold, config)
+        return build_graph(skills, matrices, threshold, config, progress)
     position = {(root, key): n for n, (root, key, _) in enumerate(skills)}
     was = {(root, key): content for root, key, content in previous.skills}
     changed = np.array(
@@ -205,7 +233,8 @@ def update_graph(
     lost = (moved < 0).any(axis=1) | (stale[np.maximum(moved, 0)].any(axis=1) & (moved >= 0).all(axis=1))
     # Where the graph changed: the changed skills and every surviving end of a lost pair.
     touched = set(changed.tolist()) | {int(n) for n in moved[lost].ravel().tolist() if n >= 0}
-    fresh, fresh_similarity = _pairs_from(matrices, changed, threshold, later_only=False)
+    wide = [m.astype(np.float64) for m in matrices]
+    fresh, fresh_similarity = _pairs_from(matrices, wide, changed, threshold, False, progress)
     pairs = np.concatenate([moved[~lost], fresh]).astype(np.int64)
     similarity = np.concatenate([previous.similarity[~lost], fresh_similarity])
     component = _components(len(skills), pairs)
@@ -216,7 +245,7 @@ def update_graph(
         if all(old_to_new[n] >= 0 for n in members) and not redo[old_to_new[members[0]]]
     ]
     inside = redo[pairs[:, 0]] if len(pairs) else np.zeros(0, dtype=bool)
-    relinked = _scored(matrices, _link(matrices, pairs[inside], similarity[inside], threshold))
+    relinked = _scored(wide, _link(wide, pairs[inside], similarity[inside], threshold))
     return ConflictGraph(config, tuple(skills), pairs, similarity, tuple(kept + relinked))
 
 

@@ -273,7 +273,14 @@ def _conflict_graph(
         )
     if progress:
         progress("updating conflict groups", 0, 1)
-    graph = update_graph(store.conflict_graph(), skills, matrices, threshold, conflict_config(spaces, threshold))
+
+    def compared(done: int, total: int) -> None:
+        if progress:
+            progress("comparing skills for conflict groups", done, total)
+
+    graph = update_graph(
+        store.conflict_graph(), skills, matrices, threshold, conflict_config(spaces, threshold), compared
+    )
     if progress:
         progress("updating conflict groups", 1, 1)
     return graph
