@@ -217,7 +217,13 @@ def _vectors_for(
             texts.extend(parts)
             owners.extend([(entry.skill.root, entry.skill.key)] * len(parts))
         if texts:
-            matrix = _encode_with_progress(encoder, texts, progress)
+            # A text several skills share (one skill in two roots, a re-published copy) is embedded
+            # once where that is exact: other encoders' rows can move in the last bits with the batch.
+            distinct = list(dict.fromkeys(texts)) if getattr(encoder, "batch_invariant", False) else texts
+            matrix = _encode_with_progress(encoder, distinct, progress)
+            if distinct is not texts:
+                row_of = {text: n for n, text in enumerate(distinct)}
+                matrix = matrix[[row_of[text] for text in texts]]
             for owner, row in zip(owners, matrix, strict=True):
                 grouped.setdefault(owner, []).append(row)
         return {(root, key, space): np.stack(rows) for (root, key), rows in grouped.items()}
