@@ -61,9 +61,7 @@ def test_a_shared_text_is_embedded_once_and_both_skills_get_its_vectors(tmp_path
     assert (str(roots[0].absolute()), "slack") in vectors
 
 
-def test_an_encoder_not_known_to_be_batch_invariant_embeds_every_occurrence(
-    tmp_path: Path, roots: list[Path]
-) -> None:
+def test_an_encoder_not_known_to_be_batch_invariant_embeds_every_occurrence(tmp_path: Path, roots: list[Path]) -> None:
     encoder = RecordingEncoder(batch_invariant=False)
     store = _index(tmp_path, roots, encoder)
     assert len(encoder.embedded) == 5  # 2 parts per pdf-tools copy, 1 for slack
