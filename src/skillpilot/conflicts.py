@@ -7,8 +7,9 @@ pairs at or above the threshold, strongest pair first: two groups merge only whe
 similarity of all their cross pairs is at or above the threshold. Unlike the spec's union of
 pairs, this does not chain (a ~ b ~ c ... into one group of 180 skills at 0.45). Guarantees: a
 skill is in at most one group; every group has two or more members and a mean pairwise
-similarity at or above the threshold. Cost: one blocked matrix product per encoder, keeping
-only the pairs above the threshold.
+similarity at or above the threshold. Cost: one blocked matrix product over every encoder's
+dimensions at once, keeping only the pairs above the threshold, then one Python step per pair
+in linkage (a merge already found too weak is not scored again).
 
 The threshold is ``index.conflictThreshold`` (default 0.5), calibrated for the default local
 encoders (MiniLM + multilingual USE) against the 71 hand-made overlap clusters of the 294-skill
