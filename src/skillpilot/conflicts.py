@@ -84,21 +84,43 @@ def conflict_config(spaces: Sequence[str], threshold: float) -> str:
     return f"{'+'.join(spaces)}@{threshold!r}"
 
 
-def _exact(wide: Sequence[np.ndarray], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+class _Vectors:
+    """Each encoder's unit vectors of the catalog, as the steps below read them. Comparing many
+    skills (a whole catalog) pays up front for a float64 copy and a copy with every encoder's
+    vectors end to end; an update's few changed skills convert only the rows they read. The values
+    are the same either way."""
+
+    def __init__(self, matrices: Sequence[np.ndarray], compared: int) -> None:
+        self.matrices = list(matrices)
+        many = compared * 4 >= len(self.matrices[0])
+        self._wide = [m.astype(np.float64) for m in self.matrices] if many else None
+        # End to end, one product sums the encoders' cosines: no per-encoder block to add up.
+        self.joined = [np.concatenate(self.matrices, axis=1)] if many and len(self.matrices) > 1 else self.matrices
+
+    def __len__(self) -> int:
+        return len(self.matrices)
+
+    def rows(self, encoder: int, index: np.ndarray | int) -> np.ndarray:
+        """Rows ``index`` of one encoder's vectors, as float64."""
+        found: np.ndarray = (
+            self._wide[encoder][index] if self._wide is not None else self.matrices[encoder][index].astype(np.float64)
+        )
+        return found
+
+
+def _exact(vectors: _Vectors, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The similarity of the pairs (a[n], b[n]): mean over encoders of their cosine, in float64
-    (``wide``: the matrices as float64) and pair by pair, so a pair scores the same bits whichever
-    run or batch computes it."""
+    and pair by pair, so a pair scores the same bits whichever run or batch computes it."""
     result = np.zeros(len(a))
     for start in range(0, len(a), PAIR_BATCH):
         left, right = a[start : start + PAIR_BATCH], b[start : start + PAIR_BATCH]
-        cosines = [np.einsum("nd,nd->n", m[left], m[right]) for m in wide]
+        cosines = [np.einsum("nd,nd->n", vectors.rows(e, left), vectors.rows(e, right)) for e in range(len(vectors))]
         result[start : start + len(left)] = np.mean(cosines, axis=0)
     return result
 
 
 def _pairs_from(
-    matrices: Sequence[np.ndarray],
-    wide: Sequence[np.ndarray],
+    vectors: _Vectors,
     rows: np.ndarray,
     threshold: float,
     later_only: bool,
@@ -108,18 +130,20 @@ def _pairs_from(
     (``later_only``: against the skills after each row, enough when ``rows`` is the catalog).
     Cost: len(rows) x catalog dot products in BLOCK-row chunks, then exact scores for the few
     within float32 noise of the threshold or above. ``progress(rows done, rows)`` after each chunk."""
-    # Every encoder's vectors end to end: one product sums the encoders' cosines, compared with
-    # len(matrices) x threshold, so no per-encoder block is added up or divided.
-    joined = np.concatenate(matrices, axis=1) if len(matrices) > 1 else matrices[0]
-    bar = len(matrices) * (threshold - FLOAT32_SLACK)
+    # Summed cosines against len(vectors) x threshold: no block is divided.
+    bar = len(vectors) * (threshold - FLOAT32_SLACK)
+    size = len(vectors.matrices[0])
     # One buffer for every chunk's block: a fresh one per chunk costs as much in page faults as the product.
-    scratch = np.empty(min(BLOCK, len(rows)) * len(joined), dtype=np.float32)
+    scratch = np.empty(min(BLOCK, len(rows)) * size, dtype=np.float32)
     found: list[np.ndarray] = []
     for start in range(0, len(rows), BLOCK):
         chunk = rows[start : start + BLOCK]
         offset = int(chunk[0]) if later_only else 0
-        block = scratch[: len(chunk) * (len(joined) - offset)].reshape(len(chunk), -1)
-        np.matmul(joined[chunk], joined[offset:].T, out=block)
+        block = scratch[: len(chunk) * (size - offset)].reshape(len(chunk), -1)
+        first, *others = vectors.joined
+        np.matmul(first[chunk], first[offset:].T, out=block)
+        for m in others:
+            block += m[chunk] @ m[offset:].T
         near_rows, near_cols = np.nonzero(block >= bar)
         left, right = chunk[near_rows], near_cols + offset
         if later_only:
@@ -135,12 +159,12 @@ def _pairs_from(
     pairs = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
     if not later_only:
         pairs = np.unique(pairs, axis=0)  # a pair of two changed skills is found from both
-    similarity = _exact(wide, pairs[:, 0], pairs[:, 1]) if len(pairs) else np.zeros(0)
+    similarity = _exact(vectors, pairs[:, 0], pairs[:, 1]) if len(pairs) else np.zeros(0)
     keep = similarity >= threshold
     return pairs[keep], similarity[keep]
 
 
-def _link(wide: Sequence[np.ndarray], pairs: np.ndarray, similarity: np.ndarray, threshold: float) -> list[list[int]]:
+def _link(vectors: _Vectors, pairs: np.ndarray, similarity: np.ndarray, threshold: float) -> list[list[int]]:
     """Greedy average linkage over ``pairs``, strongest first (ties: lower positions first). A
     group's mean cross similarity comes from its members' summed vectors (the mean of a . b over
     a in A, b in B is sum(A) . sum(B) / |A||B|), so a merge costs one dot product per encoder."""
@@ -153,7 +177,7 @@ def _link(wide: Sequence[np.ndarray], pairs: np.ndarray, similarity: np.ndarray,
 
     def total(group: int) -> np.ndarray:
         if group not in sums:
-            sums[group] = np.concatenate([m[group] for m in wide])
+            sums[group] = np.concatenate([vectors.rows(e, group) for e in range(len(vectors))])
         return sums[group]
 
     # Merges found too weak, by (group, its size) of both sides. A group only grows, keeping its
@@ -170,7 +194,7 @@ def _link(wide: Sequence[np.ndarray], pairs: np.ndarray, similarity: np.ndarray,
             state = (gi, len(left), gj, len(right)) if gi < gj else (gj, len(right), gi, len(left))
             if state in rejected:
                 continue
-            cross = float(total(gi) @ total(gj)) / (len(wide) * len(left) * len(right))
+            cross = float(total(gi) @ total(gj)) / (len(vectors) * len(left) * len(right))
             if cross < threshold:
                 rejected.add(state)
                 continue
@@ -183,14 +207,14 @@ def _link(wide: Sequence[np.ndarray], pairs: np.ndarray, similarity: np.ndarray,
     return list(members.values())
 
 
-def _scored(wide: Sequence[np.ndarray], groups: Sequence[Sequence[int]]) -> list[tuple[float, tuple[int, ...]]]:
+def _scored(vectors: _Vectors, groups: Sequence[Sequence[int]]) -> list[tuple[float, tuple[int, ...]]]:
     """Each group with its mean pairwise similarity (4 decimals)."""
     scored = []
     for group in groups:
         ordered = tuple(sorted(group))
         first, second = np.triu_indices(len(ordered), 1)
         index = np.array(ordered)
-        scored.append((round(float(np.mean(_exact(wide, index[first], index[second]))), 4), ordered))
+        scored.append((round(float(np.mean(_exact(vectors, index[first], index[second]))), 4), ordered))
     return scored
 
 
@@ -206,9 +230,9 @@ def build_graph(
     ``progress(skills compared, skills to compare)`` as the comparison goes."""
     if not len(skills) or not matrices:
         return ConflictGraph(config, tuple(skills), np.zeros((0, 2), dtype=np.int64), np.zeros(0), ())
-    wide = [m.astype(np.float64) for m in matrices]
-    pairs, similarity = _pairs_from(matrices, wide, np.arange(len(skills)), threshold, True, progress)
-    groups = _scored(wide, _link(wide, pairs, similarity, threshold))
+    vectors = _Vectors(matrices, len(skills))
+    pairs, similarity = _pairs_from(vectors, np.arange(len(skills)), threshold, True, progress)
+    groups = _scored(vectors, _link(vectors, pairs, similarity, threshold))
     return ConflictGraph(config, tuple(skills), pairs, similarity, tuple(groups))
 
 
@@ -243,8 +267,8 @@ def update_graph(
     lost = (moved < 0).any(axis=1) | (stale[np.maximum(moved, 0)].any(axis=1) & (moved >= 0).all(axis=1))
     # Where the graph changed: the changed skills and every surviving end of a lost pair.
     touched = set(changed.tolist()) | {int(n) for n in moved[lost].ravel().tolist() if n >= 0}
-    wide = [m.astype(np.float64) for m in matrices]
-    fresh, fresh_similarity = _pairs_from(matrices, wide, changed, threshold, False, progress)
+    vectors = _Vectors(matrices, len(changed))
+    fresh, fresh_similarity = _pairs_from(vectors, changed, threshold, False, progress)
     pairs = np.concatenate([moved[~lost], fresh]).astype(np.int64)
     similarity = np.concatenate([previous.similarity[~lost], fresh_similarity])
     component = _components(len(skills), pairs)
@@ -255,7 +279,7 @@ def update_graph(
         if all(old_to_new[n] >= 0 for n in members) and not redo[old_to_new[members[0]]]
     ]
     inside = redo[pairs[:, 0]] if len(pairs) else np.zeros(0, dtype=bool)
-    relinked = _scored(wide, _link(wide, pairs[inside], similarity[inside], threshold))
+    relinked = _scored(vectors, _link(vectors, pairs[inside], similarity[inside], threshold))
     return ConflictGraph(config, tuple(skills), pairs, similarity, tuple(kept + relinked))
 
 
