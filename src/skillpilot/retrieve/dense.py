@@ -125,7 +125,7 @@ class DenseRetriever:
         counts = np.array([len(v) for v in vectors], dtype=np.int64)
         self._starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else counts
         self._matrix = (
-            np.concatenate(list(vectors)).astype(np.float32)
+            np.concatenate(list(vectors)).astype(np.float32, copy=False)
             if len(vectors)
             else np.zeros((0, encoder.dim), dtype=np.float32)
         )
