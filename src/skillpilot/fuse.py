@@ -263,22 +263,18 @@ def _exact_rrf(
 ) -> np.ndarray:
     """RRF scores of ``positions`` (the skills some retriever ranked in its top ``depth``), summed
     in ``lists`` order as ``rrf_scores`` does. Skills that cannot reach the pool get a lower
-    bound instead (their unknown ranks count zero), which is all the selection needs."""
+    bound instead (their unknown ranks count zero), which is all the selection needs.
+
+    A skill that might still reach the pool gets its missing ranks from a deeper look at each
+    list (its best ``DEEPER * depth`` or so); below that look its rank is at least the look's
+    size, and only a skill that this bound leaves hopeful is ranked against the whole list."""
     ranks = {name: np.zeros(len(positions), dtype=np.int64) for name in lists}
     for n, position in enumerate(positions.tolist()):
         for name, rank in known[position]:
             ranks[name][n] = rank
-    floor = np.zeros(len(positions))
-    ceiling = np.zeros(len(positions))
-    for name in lists:
-        found = ranks[name] > 0
-        share = np.where(found, 1.0 / (k + np.maximum(ranks[name], 1)), 0.0)
-        floor += share
-        ceiling += share
-        if name in open_lists:
-            ceiling += np.where(found, 0.0, 1.0 / (k + depth + 1))
-    cut = np.sort(floor)[::-1][min(pool, len(floor)) - 1]
-    hopeful = ceiling >= cut
+    least = {name: np.full(len(positions), depth + 1, dtype=np.int64) for name in open_lists}
+    hopeful = _hopeful(lists, ranks, least, pool, k)
+    beyond: dict[RetrieverId, np.ndarray] = {}
     for name in open_lists:
         scores = lists[name]
         missing = hopeful & (ranks[name] == 0)
@@ -286,12 +282,64 @@ def _exact_rrf(
             missing &= voters[name][positions]
         elif not name.is_dense:
             missing &= scores[positions] > 0
-        if missing.any():
-            ranks[name][missing] = _ranks_of(scores, positions[missing])
+        asked = np.flatnonzero(missing)
+        if len(asked):
+            near, bound = _ranks_near(scores, positions[asked], DEEPER * depth)
+            ranks[name][asked] = near
+            least[name][asked[near == 0]] = bound
+            beyond[name] = asked[near == 0]
+    if any(len(asked) for asked in beyond.values()):
+        hopeful = _hopeful(lists, ranks, least, pool, k)
+        for name, asked in beyond.items():
+            still = asked[hopeful[asked]]
+            if len(still):
+                ranks[name][still] = _ranks_of(lists[name], positions[still])
     fused = np.zeros(len(positions))
     for name in lists:
         fused += np.where(ranks[name] > 0, 1.0 / (k + np.maximum(ranks[name], 1)), 0.0)
     return fused
+
+
+# How much deeper than the pool's first look the missing ranks of hopeful skills are looked for.
+DEEPER = 8
+
+
+def _hopeful(
+    lists: ScoreLists,
+    ranks: Mapping[RetrieverId, np.ndarray],
+    least: Mapping[RetrieverId, np.ndarray],
+    pool: int,
+    k: int,
+) -> np.ndarray:
+    """Which skills could still be in the pool: the known ranks' RRF (a floor) plus, in each list
+    still open, the most an unknown rank (at least ``least``) could add reaches the pool's
+    ``pool``-th best floor."""
+    floor = np.zeros(len(next(iter(ranks.values()))))
+    ceiling = np.zeros(len(floor))
+    for name in lists:
+        found = ranks[name] > 0
+        share = np.where(found, 1.0 / (k + np.maximum(ranks[name], 1)), 0.0)
+        floor += share
+        ceiling += share
+        if name in least:
+            ceiling += np.where(found, 0.0, 1.0 / (k + least[name]))
+    cut = np.sort(floor)[::-1][min(pool, len(floor)) - 1]
+    hopeful: np.ndarray = ceiling >= cut
+    return hopeful
+
+
+def _ranks_near(scores: np.ndarray, positions: np.ndarray, look: int) -> tuple[np.ndarray, int]:
+    """The ranks (as ``_ranks_of``) of those ``positions`` among about the ``look`` best scores,
+    0 for the others, and a rank every other one is at least."""
+    best, floor = _holding_top(scores, look) if look < len(scores) else (None, None)
+    if best is None or floor is None:
+        return _ranks_of(scores, positions), 0
+    near = ~(scores[positions] < floor)
+    ranks = np.zeros(len(positions), dtype=np.int64)
+    if near.any():
+        ranks[near] = _ranks_of(scores, positions[near])
+    # Every score at or above the floor beats one below it.
+    return ranks, len(best) + 1
 
 
 def fuse(
