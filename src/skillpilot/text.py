@@ -60,6 +60,9 @@ def clean_text(text: str) -> str:
 
 def cap_query(text: str) -> str:
     """The part of a query SkillPilot looks at (the first ``MAX_QUERY_CHARS`` characters), clean."""
+    if not isinstance(text, str):
+        # Every public call (route, search, explain, plan) passes its message through here.
+        raise TypeError(f"a message is a str, not {type(text).__name__}: pass the user's text, e.g. route('...')")
     return clean_text(text[:MAX_QUERY_CHARS])
 
 
