@@ -36,6 +36,9 @@ _CJK = (
     "\uac00-\ud7af"  # hangul
 )
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
+# What ``_TOKEN`` finds in lower-cased ASCII text (no CJK; a word character but ``_`` is a letter
+# or digit), found twice as fast: most catalog text is ASCII.
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 
 STOP_WORDS = frozenset(
@@ -82,6 +85,8 @@ def _cjk_terms(run: str) -> list[str]:
 
 def words(text: str) -> list[str]:
     """Lower-cased surface words (no stemming, stop words kept); CJK runs stay whole."""
+    if text.isascii():
+        return _ASCII_TOKEN.findall(text.lower())
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
 
 
