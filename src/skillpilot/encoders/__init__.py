@@ -57,7 +57,10 @@ class Encoder(Protocol):
     ``name`` and ``dim`` are read-only so plain attributes and lazily computed properties
     both satisfy the Protocol. An encoder may also say ``reads_cjk = False`` (a model trained on
     English only): it is then not asked about messages written mostly in Chinese, Japanese or
-    Korean, whose vectors from it are noise; an encoder without the attribute reads them.
+    Korean, whose vectors from it are noise; an encoder without the attribute reads them. An
+    encoder may say ``batch_invariant = True`` when a text's row is bit for bit the same in any
+    batch: the index then embeds a text several skills share once (without it, a text's row may
+    move in the last float bits with its batch, and every occurrence is embedded where it falls).
     """
 
     @property

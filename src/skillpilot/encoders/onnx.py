@@ -12,7 +12,8 @@ Guarantees:
 - Row ``i`` does not depend on the other texts in the batch: padding is masked out of the
   mean and sits on the right, so a text gives the same vector (within 1e-4, tested) alone
   or in any batch. A model made by onnxruntime's quantizer runs one text at a time (its
-  dynamic activation scales would otherwise span the batch).
+  dynamic activation scales would otherwise span the batch), so its rows are the same bit for
+  bit in any batch (``batch_invariant``: the index embeds a text shared by several skills once).
 - ``name`` embeds a content hash of both files (folder encoders) or the package version
   (``minilm``), so a changed model makes the index re-embed.
 
@@ -152,6 +153,8 @@ class OnnxEncoder:
         # texts (and padding) beside it: such models get one text per run, which costs nothing
         # on CPU (the 1,097 bench skill texts, two runs at a time: 5.8 s alone, 6.6 s in chunks).
         self._rows_per_run = 1 if self._session.get_modelmeta().producer_name == _QUANTIZER else _CHUNK
+        # One text per run: its row never meets another text's padding or scales (see ``Encoder``).
+        self.batch_invariant = self._rows_per_run == 1
         self._feeds, output = _signature(self._session, label)
         self._output = output.name
         self.name: str = name or f"onnx/{Path(folder).name}/{_digest(model_path, tokenizer_path)}"

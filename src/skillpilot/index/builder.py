@@ -97,6 +97,7 @@ def build_index(
     unchanged = added = updated = 0
     now = time.time()
     for path, root in zip(paths, roots, strict=True):
+
         def on_file(done: int, total: int, label: str = f"reading {path}") -> None:
             if progress:
                 progress(label, done, total)
@@ -113,8 +114,7 @@ def build_index(
         for skill in loaded.skills:
             skill = replace(skill, root=root)
             if skill.key in seen:
-                warnings.append(f"{skill.path}: a second skill with key {skill.key!r} in {root}; "
-                                "kept the first")
+                warnings.append(f"{skill.path}: a second skill with key {skill.key!r} in {root}; kept the first")
                 continue
             seen.add(skill.key)
             previous = known.get(skill.key)
@@ -127,9 +127,7 @@ def build_index(
         broken = {_key_of_skipped(root, s) for _, s in skipped}
         for key in known.keys() - seen:
             if key in broken:
-                warnings.append(
-                    f"{root}/{key}: kept the previously indexed version (its SKILL.md is unreadable)"
-                )
+                warnings.append(f"{root}/{key}: kept the previously indexed version (its SKILL.md is unreadable)")
             else:
                 removed.append((root, key))
     dropped = tuple(r for r in store.roots() if replace_roots and r not in roots)
@@ -140,16 +138,16 @@ def build_index(
     models = encoders() if needs_models else ()
     names = [e.name for e in models] if needs_models else list(encoder_names or ())
     in_roots = (
-        [s for s in store.load() if s.skill.root in roots and (s.skill.root, s.skill.key) not in gone]
-        if models
-        else []
+        [s for s in store.load() if s.skill.root in roots and (s.skill.root, s.skill.key) not in gone] if models else []
     )
     vectors = _vectors_for(store, upserts, in_roots, models, texts_for, progress)
     spaces = [space_named(name, texts_for) for name in names]
     stored_graph = store.conflict_graph(pairs=False) if conflict_threshold is not None else None
     # An index from before conflict graphs were stored, or for other settings, gets one now.
-    stale = conflict_threshold is not None and bool(spaces) and (
-        stored_graph is None or stored_graph.config != conflict_config(spaces, conflict_threshold)
+    stale = (
+        conflict_threshold is not None
+        and bool(spaces)
+        and (stored_graph is None or stored_graph.config != conflict_config(spaces, conflict_threshold))
     )
     changed = bool(upserts or removed or dropped or vectors) or stale
     conflicts = (
@@ -217,7 +215,13 @@ def _vectors_for(
             texts.extend(parts)
             owners.extend([(entry.skill.root, entry.skill.key)] * len(parts))
         if texts:
-            matrix = _encode_with_progress(encoder, texts, progress)
+            # A text several skills share (one skill in two roots, a re-published copy) is embedded
+            # once where that is exact: other encoders' rows can move in the last bits with the batch.
+            distinct = list(dict.fromkeys(texts)) if getattr(encoder, "batch_invariant", False) else texts
+            matrix = _encode_with_progress(encoder, distinct, progress)
+            if distinct is not texts:
+                row_of = {text: n for n, text in enumerate(distinct)}
+                matrix = matrix[[row_of[text] for text in texts]]
             for owner, row in zip(owners, matrix, strict=True):
                 grouped.setdefault(owner, []).append(row)
         return {(root, key, space): np.stack(rows) for (root, key), rows in grouped.items()}
@@ -229,6 +233,7 @@ def _vectors_for(
         for part in pool.map(embed, encoders):
             vectors.update(part)
     return vectors
+
 
 def _lacks_vectors(
     store: SkillStore, roots: Sequence[str], gone: set[tuple[str, str]], names: Sequence[str], texts_for: TextsFor
@@ -273,11 +278,17 @@ def _conflict_graph(
         )
     if progress:
         progress("updating conflict groups", 0, 1)
-    graph = update_graph(store.conflict_graph(), skills, matrices, threshold, conflict_config(spaces, threshold))
+
+    def compared(done: int, total: int) -> None:
+        if progress:
+            progress("comparing skills for conflict groups", done, total)
+
+    graph = update_graph(
+        store.conflict_graph(), skills, matrices, threshold, conflict_config(spaces, threshold), compared
+    )
     if progress:
         progress("updating conflict groups", 1, 1)
     return graph
-
 
 
 def _encode_with_progress(encoder: Encoder, texts: list[str], progress: Progress | None) -> np.ndarray:
