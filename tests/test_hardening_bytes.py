@@ -124,6 +124,13 @@ def test_route_and_search_answer_any_text(pilot: SkillPilot, message: str) -> No
     assert _encodable([h.__dict__ for h in pilot.search(message)])
 
 
+@pytest.mark.parametrize("message", [123, None, b"commit my changes", ["commit"]])
+def test_a_message_that_is_not_text_is_named_as_such(pilot: SkillPilot, message: Any) -> None:
+    for call in (pilot.route, pilot.search, pilot.plan):
+        with pytest.raises(TypeError, match=f"a message is a str, not {type(message).__name__}"):
+            call(message)
+
+
 @FEW
 @given(name=TEXT, description=TEXT, body=TEXT)
 def test_the_loader_gives_utf8_safe_skills_whatever_the_file_says(

@@ -158,7 +158,8 @@ def build_catalog(
     vocabulary = Vocabularies(skills)
     loaded = encoders()
     dense: list[DenseRetriever] = []
-    descriptions: list[np.ndarray] = []
+    # Each used encoder's per-skill vectors, read for conflict groups only if the index stores none.
+    read: list[tuple[int, list[np.ndarray]]] = []
     missing: list[MissingVectors] = []
     for encoder, space in zip(loaded, spaces(loaded), strict=True):
         if search is not None:
@@ -178,15 +179,13 @@ def build_catalog(
             if lacking == len(skills):
                 continue
         dense.append(DenseRetriever(encoder, vectors))
-        # Part 0 is always "name: description" (EMBEDDING): what a skill is for. A skill
-        # without vectors is like nothing (a zero row) and so in no conflict by meaning.
-        descriptions.append(
-            np.stack([v[0] if len(v) else np.zeros(encoder.dim, dtype=np.float32) for v in vectors])
-            if skills
-            else empty
-        )
+        read.append((encoder.dim, vectors))
     conflicts = _conflict_groups(
-        snapshot.conflicts, skills, descriptions if search is None else None, spaces(loaded), settings
+        snapshot.conflicts,
+        skills,
+        (lambda: [_descriptions(dim, vectors) for dim, vectors in read]) if search is None else None,
+        spaces(loaded),
+        settings,
     )
     unmet = tuple(unmet_preconditions(s.fingerprint.preconditions) if settings.preconditions else () for s in skills)
     multipliers = np.array(
@@ -210,16 +209,25 @@ def build_catalog(
     )
 
 
+def _descriptions(dim: int, vectors: Sequence[np.ndarray]) -> np.ndarray:
+    """Each skill's part 0, "name: description" (``EMBEDDING``): what a skill is for. A skill
+    without vectors is like nothing (a zero row) and so in no conflict by meaning."""
+    if not vectors:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.stack([v[0] if len(v) else np.zeros(dim, dtype=np.float32) for v in vectors])
+
+
 def _conflict_groups(
     graph: ConflictGraph | None,
     skills: list[IndexedSkill],
-    descriptions: list[np.ndarray] | None,
+    descriptions: Callable[[], list[np.ndarray]] | None,
     vector_spaces: Sequence[str],
     settings: Settings,
 ) -> list[ConflictGroup]:
     """The groups the index stored for these skills and settings, else computed here (an index
     built with another threshold or models, or before conflict graphs were stored) from the
-    ``descriptions`` (None: the vectors are not in memory, so no groups until a re-index)."""
+    ``descriptions`` (read only then; None: the vectors are not in memory, so no groups until a
+    re-index)."""
     if not vector_spaces:
         return []
     threshold = settings.conflict_threshold
@@ -232,4 +240,4 @@ def _conflict_groups(
         return []
     log.info("conflict groups computed at load (O(N^2)); `skillpilot reindex` stores them in the index")
     with single_threaded_blas():
-        return detect_conflicts(skills, descriptions, threshold)
+        return detect_conflicts(skills, descriptions(), threshold)

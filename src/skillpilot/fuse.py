@@ -125,30 +125,61 @@ def linear_scores(lists: ScoreLists, weights: Mapping[str, float]) -> np.ndarray
 
 def top_order(scores: np.ndarray, count: int) -> np.ndarray:
     """The catalog positions of the ``count`` best scores, best first (ties: lower position first),
-    exactly what a full sort would put first, for the price of one partition."""
+    exactly what a full sort would put first, for the price of one partition of a few of them."""
     size = len(scores)
     if count >= size:
         return np.lexsort((np.arange(size), -scores))
     if count <= 0:
         return np.zeros(0, dtype=np.int64)
-    cut = scores[np.argpartition(-scores, count - 1)[count - 1]]
-    above = np.flatnonzero(scores > cut)
-    tied = np.flatnonzero(scores == cut)[: count - len(above)]
+    best, floor = _holding_top(scores, count)
+    held = scores[best]
+    if floor is not None and np.count_nonzero(held > floor) < count:
+        # Fewer than ``count`` beat the floor, and with it at least ``count`` are there: the
+        # floor is the cut (a keyword list whose best few hundred end in zeros).
+        cut = floor
+    else:
+        cut = held[np.argpartition(-held, count - 1)[count - 1]]
+    above = best[held > cut]
+    tied = best[held == cut][: count - len(above)]
     chosen = np.concatenate([above, tied])
     return chosen[np.lexsort((chosen, -scores[chosen]))]
+
+
+# Scores sampled to guess where a catalog's best ``count`` begin; the guess asks for twice the
+# expected number, so it almost never falls short (then every skill is partitioned).
+_SAMPLE = 2048
+
+
+def _holding_top(scores: np.ndarray, count: int) -> tuple[np.ndarray, float | None]:
+    """Positions (ascending) of a few skills among which the ``count`` best all are, and the
+    floor they reach (None: every skill): those at or above a threshold a strided sample
+    suggests, checked to be at least ``count``. Partitioning those few instead of the catalog
+    is what makes ``top_order`` cheap."""
+    step = len(scores) // _SAMPLE
+    if step < 2:
+        return np.arange(len(scores)), None
+    sample = scores[::step]
+    wanted = min(len(sample), 2 * (count // step) + 8)
+    threshold = np.partition(sample, len(sample) - wanted)[len(sample) - wanted]
+    best = np.flatnonzero(scores >= threshold)
+    return (best, threshold) if len(best) >= count else (np.arange(len(scores)), None)
 
 
 def _ranks_of(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """The 1-based catalog ranks (as ``catalog_ranks``) of ``positions`` only: one pass over the
     catalog, however many positions are asked about."""
     values = scores[positions]
+    # Only scores not below the lowest asked value can beat or tie one (NaN stays in, as it
+    # would in a full ranking), and those are usually a small part of the catalog.
+    contenders = np.flatnonzero(~(scores < values.min()))
+    rivals = scores[contenders]
     order = np.argsort(values, kind="stable")
     ordered = values[order]
-    # below[i] = how many asked values are strictly below score i; a score beats the asked
+    # below[i] = how many asked values are strictly below rival i; a rival beats the asked
     # value j exactly when below > j.
-    below = np.searchsorted(ordered, scores, side="left")
+    below = np.searchsorted(ordered, rivals, side="left")
     beaten_by = np.cumsum(np.bincount(below, minlength=len(ordered) + 1)[::-1])[::-1]
-    at_most = np.searchsorted(ordered, scores, side="right")
+    at_most = np.searchsorted(ordered, rivals, side="right")
     reached_by = np.cumsum(np.bincount(at_most, minlength=len(ordered) + 1)[::-1])[::-1]
     greater = np.empty(len(values), dtype=np.int64)
     greater[order] = beaten_by[1:]
@@ -159,7 +190,7 @@ def _ranks_of(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
     if len(tied):
         # Equal scores rank by catalog position (copies of one text score alike): count the
         # equal ones before each skill among the few skills holding a tied value.
-        holders = np.flatnonzero(np.isin(scores, values[tied]))
+        holders = contenders[np.isin(rivals, values[tied])]
         held = scores[holders]
         for n in tied.tolist():
             ranks[n] += np.count_nonzero((held == values[n]) & (holders < positions[n]))
@@ -232,22 +263,18 @@ def _exact_rrf(
 ) -> np.ndarray:
     """RRF scores of ``positions`` (the skills some retriever ranked in its top ``depth``), summed
     in ``lists`` order as ``rrf_scores`` does. Skills that cannot reach the pool get a lower
-    bound instead (their unknown ranks count zero), which is all the selection needs."""
+    bound instead (their unknown ranks count zero), which is all the selection needs.
+
+    A skill that might still reach the pool gets its missing ranks from a deeper look at each
+    list (its best ``DEEPER * depth`` or so); below that look its rank is at least the look's
+    size, and only a skill that this bound leaves hopeful is ranked against the whole list."""
     ranks = {name: np.zeros(len(positions), dtype=np.int64) for name in lists}
     for n, position in enumerate(positions.tolist()):
         for name, rank in known[position]:
             ranks[name][n] = rank
-    floor = np.zeros(len(positions))
-    ceiling = np.zeros(len(positions))
-    for name in lists:
-        found = ranks[name] > 0
-        share = np.where(found, 1.0 / (k + np.maximum(ranks[name], 1)), 0.0)
-        floor += share
-        ceiling += share
-        if name in open_lists:
-            ceiling += np.where(found, 0.0, 1.0 / (k + depth + 1))
-    cut = np.sort(floor)[::-1][min(pool, len(floor)) - 1]
-    hopeful = ceiling >= cut
+    least = {name: np.full(len(positions), depth + 1, dtype=np.int64) for name in open_lists}
+    hopeful = _hopeful(lists, ranks, least, pool, k)
+    beyond: dict[RetrieverId, np.ndarray] = {}
     for name in open_lists:
         scores = lists[name]
         missing = hopeful & (ranks[name] == 0)
@@ -255,12 +282,64 @@ def _exact_rrf(
             missing &= voters[name][positions]
         elif not name.is_dense:
             missing &= scores[positions] > 0
-        if missing.any():
-            ranks[name][missing] = _ranks_of(scores, positions[missing])
+        asked = np.flatnonzero(missing)
+        if len(asked):
+            near, bound = _ranks_near(scores, positions[asked], DEEPER * depth)
+            ranks[name][asked] = near
+            least[name][asked[near == 0]] = bound
+            beyond[name] = asked[near == 0]
+    if any(len(asked) for asked in beyond.values()):
+        hopeful = _hopeful(lists, ranks, least, pool, k)
+        for name, asked in beyond.items():
+            still = asked[hopeful[asked]]
+            if len(still):
+                ranks[name][still] = _ranks_of(lists[name], positions[still])
     fused = np.zeros(len(positions))
     for name in lists:
         fused += np.where(ranks[name] > 0, 1.0 / (k + np.maximum(ranks[name], 1)), 0.0)
     return fused
+
+
+# How much deeper than the pool's first look the missing ranks of hopeful skills are looked for.
+DEEPER = 8
+
+
+def _hopeful(
+    lists: ScoreLists,
+    ranks: Mapping[RetrieverId, np.ndarray],
+    least: Mapping[RetrieverId, np.ndarray],
+    pool: int,
+    k: int,
+) -> np.ndarray:
+    """Which skills could still be in the pool: the known ranks' RRF (a floor) plus, in each list
+    still open, the most an unknown rank (at least ``least``) could add reaches the pool's
+    ``pool``-th best floor."""
+    floor = np.zeros(len(next(iter(ranks.values()))))
+    ceiling = np.zeros(len(floor))
+    for name in lists:
+        found = ranks[name] > 0
+        share = np.where(found, 1.0 / (k + np.maximum(ranks[name], 1)), 0.0)
+        floor += share
+        ceiling += share
+        if name in least:
+            ceiling += np.where(found, 0.0, 1.0 / (k + least[name]))
+    cut = np.sort(floor)[::-1][min(pool, len(floor)) - 1]
+    hopeful: np.ndarray = ceiling >= cut
+    return hopeful
+
+
+def _ranks_near(scores: np.ndarray, positions: np.ndarray, look: int) -> tuple[np.ndarray, int]:
+    """The ranks (as ``_ranks_of``) of those ``positions`` among about the ``look`` best scores,
+    0 for the others, and a rank every other one is at least."""
+    best, floor = _holding_top(scores, look) if look < len(scores) else (None, None)
+    if best is None or floor is None:
+        return _ranks_of(scores, positions), 0
+    near = ~(scores[positions] < floor)
+    ranks = np.zeros(len(positions), dtype=np.int64)
+    if near.any():
+        ranks[near] = _ranks_of(scores, positions[near])
+    # Every score at or above the floor beats one below it.
+    return ranks, len(best) + 1
 
 
 def fuse(

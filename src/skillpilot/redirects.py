@@ -91,10 +91,14 @@ class Redirects:
         self._weight = weight
         self._rules: list[_Rule] = []
         self._by_term: dict[str, list[int]] = {}
-        find = target_finder(skills)
+        # Indexing every skill's names is left until a redirect names a target: most catalogs
+        # have none (at 50,000 skills the index costs ~1 s of a first route).
+        find: Callable[[str], int | None] | None = None
         for source, skill in enumerate(skills):
             for redirect in skill.fingerprint.redirects:
-                target = find(redirect.target) if redirect.target else None
+                if redirect.target and find is None:
+                    find = target_finder(skills)
+                target = find(redirect.target) if find is not None and redirect.target else None
                 if redirect.target and (target is None or target == source):
                     continue
                 parts = [p.strip() for p in _ALTERNATIVES.split(redirect.case)]

@@ -9,6 +9,7 @@ gets them re-derived from the skill.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -46,6 +47,11 @@ def skill_from_json(text: str) -> Skill:
 def fingerprint_from_json(text: str, skill: Skill | None = None) -> Fingerprint:
     """The fingerprint back; legacy uncoded quality issues and missing redirects are re-derived
     from ``skill``."""
+    return _fingerprint_from_json(text, skill)[0]
+
+
+def _fingerprint_from_json(text: str, skill: Skill | None) -> tuple[Fingerprint, bool]:
+    """The fingerprint back, and whether part of it was re-derived from ``skill``."""
     data: dict[str, Any] = json.loads(text)
     fingerprint = Fingerprint(
         intent_patterns=tuple(data["intent_patterns"]),
@@ -56,17 +62,37 @@ def fingerprint_from_json(text: str, skill: Skill | None = None) -> Fingerprint:
         quality_issues=tuple(QualityIssue(**i) for i in data["quality_issues"] if isinstance(i, dict)),
         redirects=tuple(Redirect(**r) for r in data.get("redirects", ())),
     )
+    derived = False
     if skill is not None and any(isinstance(i, str) for i in data["quality_issues"]):
         fingerprint = replace(fingerprint, quality_issues=quality_issues(skill, fingerprint.intent_patterns))
+        derived = True
     if skill is not None and "redirects" not in data:
         fingerprint = replace(fingerprint, redirects=redirects(skill))
-    return fingerprint
+        derived = True
+    return fingerprint, derived
 
 
 def stored_from_json(skill: str, fingerprint: str, indexed_at: float) -> StoredSkill:
     """A stored row (skill JSON, fingerprint JSON, indexed_at) back as a ``StoredSkill``."""
     stored_skill = skill_from_json(skill)
     return StoredSkill(stored_skill, fingerprint_from_json(fingerprint, stored_skill), indexed_at)
+
+
+def stored_from_rows(rows: Iterable[tuple[str, str, float]]) -> list[StoredSkill]:
+    """Stored rows back as ``StoredSkill`` s (as ``stored_from_json``). Skills whose fingerprint
+    text is the same (forks and copies of one text) share one decoded ``Fingerprint``: it is
+    frozen, and a catalog of 50,000 forks holds about half as many distinct ones."""
+    shared: dict[str, Fingerprint] = {}
+    stored: list[StoredSkill] = []
+    for skill_text, fingerprint_text, indexed_at in rows:
+        skill = skill_from_json(skill_text)
+        fingerprint = shared.get(fingerprint_text)
+        if fingerprint is None:
+            fingerprint, derived = _fingerprint_from_json(fingerprint_text, skill)
+            if not derived:
+                shared[fingerprint_text] = fingerprint
+        stored.append(StoredSkill(skill, fingerprint, indexed_at))
+    return stored
 
 
 GraphRow = tuple[str, str, str, bytes, bytes]

@@ -21,7 +21,14 @@ import numpy as np
 from ..model import SkippedFile
 from ..sqlitefile import connect, transaction
 from . import ConflictGraph, IndexChanges, Snapshot, StoredSkill
-from .codec import fingerprint_to_json, graph_from_row, graph_to_row, skill_to_json, stored_from_json
+from .codec import (
+    fingerprint_to_json,
+    graph_from_row,
+    graph_to_row,
+    skill_to_json,
+    stored_from_json,
+    stored_from_rows,
+)
 
 SCHEMA_VERSION = "1"
 
@@ -183,7 +190,7 @@ class SQLiteStore:
         rows = self._db.execute(
             "SELECT skill, fingerprint, indexed_at FROM skills ORDER BY root, key"
         ).fetchall()
-        return [stored_from_json(*row) for row in rows]
+        return stored_from_rows(rows)
 
     def fetch(self, keys: Sequence[tuple[str, str]]) -> list[StoredSkill]:
         found: dict[tuple[str, str], StoredSkill] = {}
@@ -197,7 +204,7 @@ class SQLiteStore:
 
     def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]:
         """Stored vectors of one encoder; each value has shape (parts, dim)."""
-        rows = self._db.execute("SELECT root, key, dim, data FROM vectors WHERE encoder=?", (encoder,))
+        rows = self._db.execute("SELECT root, key, dim, data FROM vectors WHERE encoder=?", (encoder,)).fetchall()
         return {
             (root, key): np.frombuffer(data, dtype=np.float32).reshape(-1, dim)
             for root, key, dim, data in rows

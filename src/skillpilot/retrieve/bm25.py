@@ -153,6 +153,8 @@ def skill_terms(
     skill: IndexedSkill,
     trigger_weight: int = DEFAULT_TRIGGER_WEIGHT,
     body_chars: int = DEFAULT_BODY_CHARS,
+    *,
+    read: dict[str, list[str]] | None = None,
 ) -> list[str]:
     """The BM25 document of one skill, in this order of fields.
 
@@ -160,7 +162,8 @@ def skill_terms(
     words: ``docker-compose`` -> ``docker``, ``compos``), the description, the fingerprint's
     intent patterns and keywords, each ``route.triggers`` phrase ``trigger_weight`` times (an
     author's trigger phrase should weigh about three plain mentions), and the first
-    ``body_chars`` characters of the body, cut back to a word boundary.
+    ``body_chars`` characters of the body, cut back to a word boundary. ``read`` (text -> its
+    terms) lets the skills of one catalog share the work: forks repeat descriptions.
     """
     if trigger_weight < 0 or body_chars < 0:
         raise ValueError(f"trigger_weight and body_chars must be >= 0, got {trigger_weight} and {body_chars}")
@@ -173,7 +176,15 @@ def skill_terms(
         *(source.route.triggers * trigger_weight),
         _lead(source.body, body_chars),
     ]
-    return [term for text in fields for term in tokenize(text)]
+    if read is None:
+        return [term for text in fields for term in tokenize(text)]
+    terms: list[str] = []
+    for text in fields:
+        known = read.get(text)
+        if known is None:
+            known = read[text] = tokenize(text)
+        terms.extend(known)
+    return terms
 
 
 class BM25Retriever(Retriever):
@@ -190,8 +201,9 @@ class BM25Retriever(Retriever):
         trigger_weight: int = DEFAULT_TRIGGER_WEIGHT,
         body_chars: int = DEFAULT_BODY_CHARS,
     ) -> None:
+        read: dict[str, list[str]] = {}
         self.index = BM25Index(
-            [skill_terms(skill, trigger_weight, body_chars) for skill in skills], k1=k1, b=b
+            [skill_terms(skill, trigger_weight, body_chars, read=read) for skill in skills], k1=k1, b=b
         )
 
     def search(self, query: str, k: int) -> list[Hit]:

@@ -125,13 +125,17 @@ class DenseRetriever:
         counts = np.array([len(v) for v in vectors], dtype=np.int64)
         self._starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else counts
         self._matrix = (
-            np.concatenate(list(vectors)).astype(np.float32)
+            np.concatenate(list(vectors)).astype(np.float32, copy=False)
             if len(vectors)
             else np.zeros((0, encoder.dim), dtype=np.float32)
         )
-        weights = np.full(len(self._matrix), SECONDARY_PART_WEIGHT, dtype=np.float32)
-        weights[self._starts] = 1.0
-        self._weights = weights
+        # Each skill's best part, found level by level: part 0 of every skill, then part 1 of the
+        # skills that have one, and so on (a few levels; reduceat over 50,000 segments costs 10x).
+        self._levels = [
+            (np.flatnonzero(counts > level), self._starts[counts > level] + level)
+            for level in range(1, int(counts.max(initial=1)))
+        ]
+        self._lacking = np.flatnonzero(self._empty)
 
     def reads(self, query: str) -> bool:
         """Whether this encoder's vector of ``query`` means anything (see ``Encoder``'s ``reads_cjk``)."""
@@ -151,9 +155,12 @@ class DenseRetriever:
         """One score per skill: the best weighted part cosine."""
         if not len(self._matrix):
             return np.zeros(len(self._starts), dtype=np.float32)
-        part_scores = (self._matrix @ query_vector) * self._weights
-        scores = np.maximum.reduceat(part_scores, self._starts)
-        scores[self._empty] = -1.0
+        part_scores = self._matrix @ query_vector
+        scores: np.ndarray = part_scores[self._starts]
+        weight = np.float32(SECONDARY_PART_WEIGHT)
+        for skills, rows in self._levels:
+            scores[skills] = np.maximum(scores[skills], part_scores[rows] * weight)
+        scores[self._lacking] = -1.0
         return scores
 
     def search(self, query: str, k: int) -> list[Hit]:

@@ -193,12 +193,16 @@ def _name_pattern(name: str) -> Pattern | None:
     return None
 
 
-def _describers(names: Sequence[Pattern | None], descriptions: Sequence[str]) -> dict[Pattern, set[int]]:
-    """For each name pattern, the skills whose description contains it."""
-    finder = _Finder([name for name in names if name is not None])
+def _describers(finder: _Finder, descriptions: Sequence[str]) -> dict[Pattern, set[int]]:
+    """For each pattern of ``finder``, the skills whose description contains it. A description
+    many skills share (forks, re-published skills) is read once."""
     found: dict[Pattern, set[int]] = {}
+    read: dict[str, list[Pattern]] = {}
     for position, description in enumerate(descriptions):
-        for pattern, _, _ in finder.find(_analyse(description)):
+        patterns = read.get(description)
+        if patterns is None:
+            patterns = read[description] = [pattern for pattern, _, _ in finder.find(_analyse(description))]
+        for pattern in patterns:
             found.setdefault(pattern, set()).add(position)
     return found
 
@@ -213,7 +217,14 @@ class FastMatcher:
 
     def __init__(self, skills: Sequence[IndexedSkill]) -> None:
         names = [_name_pattern(skill.name) for skill in skills]
-        describers = _describers(names, [skill.skill.description[:ANALYSED_CHARS] for skill in skills])
+        triggers = [[(t, _pattern(_analyse(t))) for t in skill.skill.route.triggers] for skill in skills]
+        prefers = [[(w, _pattern(_analyse(w))) for w in skill.skill.route.prefer_when] for skill in skills]
+        # One trie of every phrase serves both the generic-name check and ``match``.
+        self._finder = _Finder(
+            [pattern for uses in (*triggers, *prefers) for _, pattern in uses if pattern is not None]
+            + [name for name in names if name is not None]
+        )
+        describers = _describers(self._finder, [skill.skill.description[:ANALYSED_CHARS] for skill in skills])
         generic_at = max(GENERIC_MIN_SKILLS, math.ceil(GENERIC_CATALOG_SHARE * len(skills)))
 
         # Pattern -> each skill's use of it; keying by (skill, kind) drops an author's repeats,
@@ -225,8 +236,7 @@ class FastMatcher:
             uses.setdefault((phrase.skill, phrase.kind), phrase)
 
         for position, skill in enumerate(skills):
-            for trigger in skill.skill.route.triggers:
-                pattern = _pattern(_analyse(trigger))
+            for trigger, pattern in triggers[position]:
                 if pattern is None:
                     logger.debug("skill %s: trigger %r is only stop words; ignored", skill.id, trigger)
                     continue
@@ -239,12 +249,10 @@ class FastMatcher:
                 generic = len(others) >= generic_at
                 score = GENERIC_NAME_SCORE if generic else NAME_SCORE
                 add(_Phrase(name, position, "name", skill.name, score, generic))
-            for word in skill.skill.route.prefer_when:
-                pattern = _pattern(_analyse(word))
+            for word, pattern in prefers[position]:
                 if pattern is not None:
                     add(_Phrase(pattern, position, "prefer_when", word, PREFER_STEP))
 
-        self._finder = _Finder(list(self._phrases))
         self._name_patterns = frozenset(
             pattern for pattern, uses in self._phrases.items() if any(kind == "name" for _, kind in uses)
         )
