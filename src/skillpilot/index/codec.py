@@ -74,14 +74,13 @@ def _fingerprint_from_json(text: str, skill: Skill | None) -> tuple[Fingerprint,
 
 def stored_from_json(skill: str, fingerprint: str, indexed_at: float) -> StoredSkill:
     """A stored row (skill JSON, fingerprint JSON, indexed_at) back as a ``StoredSkill``."""
-    stored_skill = skill_from_json(skill)
-    return StoredSkill(stored_skill, fingerprint_from_json(fingerprint, stored_skill), indexed_at)
+    return stored_from_rows([(skill, fingerprint, indexed_at)])[0]
 
 
 def stored_from_rows(rows: Iterable[tuple[str, str, float]]) -> list[StoredSkill]:
-    """Stored rows back as ``StoredSkill`` s (as ``stored_from_json``). Skills whose fingerprint
-    text is the same (forks and copies of one text) share one decoded ``Fingerprint``: it is
-    frozen, and a catalog of 50,000 forks holds about half as many distinct ones."""
+    """Stored rows (skill JSON, fingerprint JSON, indexed_at) back as ``StoredSkill`` s. Skills
+    whose fingerprint text is the same (forks and copies of one text) share one decoded
+    ``Fingerprint``: it is frozen, and a catalog of 50,000 forks holds about half as many."""
     shared: dict[str, Fingerprint] = {}
     stored: list[StoredSkill] = []
     for skill_text, fingerprint_text, indexed_at in rows:

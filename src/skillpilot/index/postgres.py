@@ -45,7 +45,14 @@ from ..errors import MissingExtraError, StoreError
 from ..model import Skill, SkippedFile
 from ..text import tokenize
 from . import ConflictGraph, IndexChanges, Snapshot, StoredSkill
-from .codec import fingerprint_to_json, graph_from_row, graph_to_row, skill_to_json, stored_from_json
+from .codec import (
+    fingerprint_to_json,
+    graph_from_row,
+    graph_to_row,
+    skill_to_json,
+    stored_from_json,
+    stored_from_rows,
+)
 
 try:
     import psycopg
@@ -313,7 +320,7 @@ class PostgresStore:
         rows = self._rows(
             'SELECT skill, fingerprint, indexed_at FROM skills ORDER BY root COLLATE "C", key COLLATE "C"'
         )
-        return [stored_from_json(*row) for row in rows]
+        return stored_from_rows(rows)
 
     def fetch(self, keys: Sequence[tuple[str, str]]) -> list[StoredSkill]:
         if not keys:
