@@ -96,11 +96,12 @@ class Redirects:
         find: Callable[[str], int | None] | None = None
         for source, skill in enumerate(skills):
             for redirect in skill.fingerprint.redirects:
-                if redirect.target and find is None:
-                    find = target_finder(skills)
-                target = find(redirect.target) if find is not None and redirect.target else None
-                if redirect.target and (target is None or target == source):
-                    continue
+                target = None
+                if redirect.target:
+                    find = find or target_finder(skills)
+                    target = find(redirect.target)
+                    if target is None or target == source:
+                        continue
                 parts = [p.strip() for p in _ALTERNATIVES.split(redirect.case)]
                 alternatives = tuple((p, frozenset(tokenize(p))) for p in parts if tokenize(p))
                 if not alternatives:
