@@ -84,8 +84,11 @@ _CHUNK = 32
 _TOKEN_BUDGET = 2048
 _THREADS = 1
 _PARALLEL_RUNS = 2
-# Names the derived model in the encoder id and the cache: change it when _quantize changes.
+# Names the derived model's numbers in the encoder id: change it when _quantize changes a vector.
 _INTEGER_KERNELS = "dynamic-int8"
+# Names how the cached file is made: change it when _quantize or ``lean`` change the file, even
+# with the same vectors (the encoder id above then stays, and stored vectors stay valid).
+_RECIPE = "lean1"
 # The producer name onnxruntime.quantization writes into the models it makes.
 _QUANTIZER = "onnx.quantize"
 # onnxruntime fuses residual-add + LayerNorm into SkipLayerNormalization, which here is slower
@@ -125,7 +128,7 @@ class OnnxEncoder:
                 label, f"missing {' and '.join(missing)}; a model folder needs model.onnx + tokenizer.json"
             )
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401  (checked here, so a missing runtime says how to install it)
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EncoderError(label, f"{exc}; install with `pip install onnxruntime tokenizers`") from exc
@@ -134,17 +137,8 @@ class OnnxEncoder:
             self._tokenizer = _tokenizer(Tokenizer.from_file(str(tokenizer_path)), max_tokens)
         except Exception as exc:  # tokenizers raises bare Exception on a bad file
             raise EncoderError(label, f"cannot read {tokenizer_path}: {exc}") from exc
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session = ort.InferenceSession(
-                str(model_path),
-                options,
-                providers=["CPUExecutionProvider"],
-                disabled_optimizers=_SLOWER_FUSIONS,
-            )
+            self._session = _session(model_path, threads)
         except Exception as exc:  # onnxruntime raises its own untyped Fail/InvalidGraph errors
             raise EncoderError(label, f"cannot load {model_path}: {exc}") from exc
 
@@ -282,7 +276,10 @@ def integer_kernels(model: Path, cache: Path, stem: str) -> Path:
     """
     import onnxruntime as ort
 
-    name = f"{stem}-{_INTEGER_KERNELS}-ort{ort.__version__}.onnx"
+    # A reinstalled or edited model file has a new size or time stamp, so it is derived again.
+    source = model.stat()
+    stamp = hashlib.sha256(f"{source.st_size}:{source.st_mtime_ns}".encode()).hexdigest()[:8]
+    name = f"{stem}-{_INTEGER_KERNELS}-{_RECIPE}-{stamp}-ort{ort.__version__}.onnx"
     for folder in (cache, Path(tempfile.gettempdir()) / "skillpilot-models"):
         target = folder / name
         if target.is_file():
@@ -311,10 +308,60 @@ def _quantize(model: Path, scratch: Path) -> Path:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.optimized_model_filepath = str(folded)
     ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-    quantized = scratch / "model.onnx"
+    quantized = scratch / "quantized.onnx"
     with _without_preprocessing_advice():
         quantize_dynamic(folded, quantized, weight_type=QuantType.QInt8, per_channel=True)
-    return quantized
+    return _leaner(quantized, scratch / "model.onnx")
+
+
+def _leaner(model: Path, target: Path) -> Path:
+    """``model`` without the export's bookkeeping nodes (``encoders.lean``) at ``target``, if
+    that gives the same token vectors bit for bit on probe inputs; else ``model`` itself."""
+    import onnx
+
+    from .lean import lean
+
+    graph = onnx.load(str(model))
+    removed = lean(graph)
+    if not removed:
+        return model
+    onnx.save(graph, str(target))
+    plain, leaner = _session(model), _session(target)
+    for feed in _probes(plain):
+        if not np.array_equal(plain.run(None, feed)[0], leaner.run(None, feed)[0]):
+            logger.warning("keeping %s as quantized: its %d-node clean-up changed the output", model.name, removed)
+            return model
+    logger.debug("removed %d bookkeeping nodes from %s", removed, model.name)
+    return target
+
+
+def _session(model: Path, threads: int = _THREADS) -> onnxruntime.InferenceSession:
+    """The session ``OnnxEncoder`` runs (``_leaner`` compares outputs under the same fusions)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(
+        str(model), options, providers=["CPUExecutionProvider"], disabled_optimizers=_SLOWER_FUSIONS
+    )
+
+
+def _probes(session: onnxruntime.InferenceSession) -> Iterator[dict[str, np.ndarray]]:
+    """Token inputs of a few lengths, one text and a right-padded pair (vocabulary ids of
+    MiniLM's [CLS] 101 and [SEP] 102 around ordinary word ids)."""
+    rng = np.random.default_rng(0)
+    names = [i.name for i in session.get_inputs()]
+    for lengths in ((5,), (27,), (19, 8)):
+        width = max(lengths)
+        ids = np.zeros((len(lengths), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, length in enumerate(lengths):
+            ids[row, :length] = [101, *rng.integers(1000, 20000, length - 2), 102]
+            mask[row, :length] = 1
+        arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        yield {name: arrays[name] for name in names if name in arrays}
 
 
 @contextmanager
@@ -347,9 +394,7 @@ def _tokenizer(tokenizer: tokenizers.Tokenizer, max_tokens: int) -> tokenizers.T
     return tokenizer
 
 
-def _signature(
-    session: onnxruntime.InferenceSession, label: str
-) -> tuple[tuple[str, ...], onnxruntime.NodeArg]:
+def _signature(session: onnxruntime.InferenceSession, label: str) -> tuple[tuple[str, ...], onnxruntime.NodeArg]:
     """The feeds the model declares, and the token-vector output to pool."""
     inputs = tuple(i.name for i in session.get_inputs())
     if "input_ids" not in inputs or any(i not in _FEEDS for i in inputs):
