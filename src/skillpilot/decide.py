@@ -54,12 +54,11 @@ SHORTLIST_SCORE = 0.05
 def confidence_signals(candidates: Sequence[Candidate], position: int) -> dict[str, float]:
     """The calibration features of ``candidates[position]`` against the best other candidate."""
     me = candidates[position]
-    rival = max((c.score for i, c in enumerate(candidates) if i != position), default=me.score - 1.0)
+    # Lists, not generators, into max(): this runs for the winner and each runner-up of every route.
+    others = [*candidates[:position], *candidates[position + 1 :]]
+    rival = max([c.score for c in others], default=me.score - 1.0)
     dense_names = [retriever for retriever in me.raw if retriever.is_dense]
-    others = [c for i, c in enumerate(candidates) if i != position]
-    dense_margins = [
-        me.raw[n] - max((c.raw[n] for c in others), default=me.raw[n]) for n in dense_names
-    ]
+    dense_margins = [me.raw[n] - max([c.raw[n] for c in others], default=me.raw[n]) for n in dense_names]
     bm25 = max(me.raw.get(BM25, 0.0), 0.0)
     voters = [retriever for retriever in me.raw if retriever != FAST]
     return {

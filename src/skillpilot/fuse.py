@@ -222,12 +222,15 @@ def rrf_pool(
     ``race``, only its eligible skills enter the pool (ranked among the whole catalog)."""
     size = len(next(iter(lists.values())))
     depth = min(size, max(10 * pool, 64))
+    if depth * 2 > size:
+        # A first look at most of the catalog may as well be all of it: nothing is left to bound.
+        depth = size
     voters = race.voters if race is not None else None
     eligible = race.eligible if race is not None else None
     entrants = int(eligible.sum()) if eligible is not None else size
     while True:
         tops = {name: top_order(scores, depth) for name, scores in lists.items()}
-        known: dict[int, list[tuple[RetrieverId, int]]] = {}
+        voted: dict[RetrieverId, np.ndarray] = {}
         open_lists: list[RetrieverId] = []
         for name, scores in lists.items():
             order = tops[name]
@@ -236,13 +239,13 @@ def rrf_pool(
                 order = order[votes[order]]
             if len(order) == depth and depth < size:
                 open_lists.append(name)
-            for rank, position in enumerate(order.tolist(), 1):
-                if eligible is None or eligible[position]:
-                    known.setdefault(position, []).append((name, rank))
-        if not known:
+            voted[name] = order
+        entered = np.concatenate(list(voted.values()))
+        positions = np.unique(entered if eligible is None else entered[eligible[entered]])
+        if not len(positions):
             return np.zeros(0, dtype=np.int64), np.zeros(0), tops
         outside = len(open_lists) / (k + depth + 1)
-        positions = np.array(sorted(known), dtype=np.int64)
+        known = {name: _ranks_in(order, positions) for name, order in voted.items()}
         exact = _exact_rrf(lists, positions, known, open_lists, pool, depth, k, voters)
         order = np.lexsort((positions, -exact))[:pool]
         settled = len(order) == pool and exact[order[-1]] > outside
@@ -251,29 +254,38 @@ def rrf_pool(
         depth = min(size, depth * 2)
 
 
+def _ranks_in(order: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The 1-based place in ``order`` (distinct catalog positions) of each of ``positions``
+    (ascending), 0 where it is not in ``order``."""
+    ranks = np.zeros(len(positions), dtype=np.int64)
+    at = np.minimum(np.searchsorted(positions, order), len(positions) - 1)
+    found = positions[at] == order
+    ranks[at[found]] = np.flatnonzero(found) + 1
+    return ranks
+
+
 def _exact_rrf(
     lists: ScoreLists,
     positions: np.ndarray,
-    known: Mapping[int, Sequence[tuple[RetrieverId, int]]],
+    known: dict[RetrieverId, np.ndarray],
     open_lists: Sequence[RetrieverId],
     pool: int,
     depth: int,
     k: int,
     voters: Voters | None = None,
 ) -> np.ndarray:
-    """RRF scores of ``positions`` (the skills some retriever ranked in its top ``depth``), summed
-    in ``lists`` order as ``rrf_scores`` does. Skills that cannot reach the pool get a lower
-    bound instead (their unknown ranks count zero), which is all the selection needs.
+    """RRF scores of ``positions`` (the skills some retriever ranked in its top ``depth``; their
+    ranks there are ``known``, 0: not among them, and are filled in), summed in ``lists`` order as
+    ``rrf_scores`` does. Skills that cannot reach the pool get a lower bound instead (their
+    unknown ranks count zero), which is all the selection needs.
 
     A skill that might still reach the pool gets its missing ranks from a deeper look at each
     list (its best ``DEEPER * depth`` or so); below that look its rank is at least the look's
     size, and only a skill that this bound leaves hopeful is ranked against the whole list."""
-    ranks = {name: np.zeros(len(positions), dtype=np.int64) for name in lists}
-    for n, position in enumerate(positions.tolist()):
-        for name, rank in known[position]:
-            ranks[name][n] = rank
+    ranks = known
     least = {name: np.full(len(positions), depth + 1, dtype=np.int64) for name in open_lists}
-    hopeful = _hopeful(lists, ranks, least, pool, k)
+    # Without open lists every rank is known, and no skill needs a bound.
+    hopeful = _hopeful(lists, ranks, least, pool, k) if open_lists else np.zeros(0, dtype=bool)
     beyond: dict[RetrieverId, np.ndarray] = {}
     for name in open_lists:
         scores = lists[name]
@@ -362,16 +374,28 @@ def fuse(
     for name, scores in lists.items():
         fused += weight_for(weights, name) * _normalised_at(name, scores, pool_ids, spread.get(name))
     fused = fused + np.log(multipliers[pool_ids])
-    rank_of = {name: {int(i): r for r, i in enumerate(order[: pool * 2].tolist(), 1)} for name, order in tops.items()}
+    members = pool_ids.tolist()
+    # Per retriever, each member's rank among its best 2 * pool (0 below) and raw score, read
+    # column by column: this builds every route's candidates.
+    ranks_at = {name: _places(order[: pool * 2].tolist(), members) for name, order in tops.items()}
+    raw_at = {name: scores[pool_ids].tolist() for name, scores in lists.items()}
     candidates = [
         Candidate(
-            index=int(i),
-            score=float(fused[n]),
-            rrf=float(rrf[n]),
-            ranks={name: rank_of[name][int(i)] for name in lists if int(i) in rank_of[name]},
-            raw={name: float(s[i]) for name, s in lists.items()},
-            multiplier=float(multipliers[i]),
+            index=i,
+            score=score,
+            rrf=votes,
+            ranks={name: ranks[n] for name, ranks in ranks_at.items() if ranks[n]},
+            raw={name: raw[n] for name, raw in raw_at.items()},
+            multiplier=multiplier,
         )
-        for n, i in enumerate(pool_ids.tolist())
+        for n, (i, score, votes, multiplier) in enumerate(
+            zip(members, fused.tolist(), rrf.tolist(), multipliers[pool_ids].tolist(), strict=True)
+        )
     ]
     return sorted(candidates, key=lambda c: (-c.score, c.index))
+
+
+def _places(order: list[int], members: list[int]) -> list[int]:
+    """Each member's 1-based place in ``order``, 0 where it is not there."""
+    place = {position: rank for rank, position in enumerate(order, 1)}
+    return [place.get(member, 0) for member in members]
