@@ -163,6 +163,10 @@ class OnnxEncoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         ids, mask, types = self._tokenize(texts)
+        if len(texts) == 1:
+            # A query goes straight to the model: numpy's sort and reductions let the GIL go, and
+            # a route's other encoder, started on its own thread, would take it (see _tokenize).
+            return self._forward(ids, mask, types)
         lengths = mask.sum(axis=1)
         order = np.argsort(-lengths, kind="stable")
         chunks: list[tuple[np.ndarray, int]] = []  # (rows, padded width)
@@ -195,7 +199,10 @@ class OnnxEncoder:
 
     def _tokenize(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(ids, attention mask, token types), each int64 (n, longest text in tokens)."""
-        encodings = self._tokenizer.encode_batch(list(texts))
+        # One text (a query) is encoded holding the GIL: encode_batch lets it go, and a route's
+        # other encoder, just started on its own thread, can keep it for up to the interpreter's
+        # switch interval (5 ms) before this model even starts.
+        encodings = [self._tokenizer.encode(texts[0])] if len(texts) == 1 else self._tokenizer.encode_batch(list(texts))
         return (
             np.array([e.ids for e in encodings], dtype=np.int64),
             np.array([e.attention_mask for e in encodings], dtype=np.int64),
