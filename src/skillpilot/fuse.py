@@ -223,8 +223,15 @@ def rrf_pool(
     size = len(next(iter(lists.values())))
     depth = min(size, max(10 * pool, 64))
     if depth * 2 > size:
-        # A first look at most of the catalog may as well be all of it: nothing is left to bound.
+        # A first look at most of the catalog may as well be all of it: nothing is left to bound,
+        # and without a race the whole catalog's RRF is the exact one, in a few array operations.
         depth = size
+        if race is None:
+            tops = {name: top_order(scores, size) for name, scores in lists.items()}
+            fused = rrf_scores(lists, k)
+            entered = np.flatnonzero(fused > 0)
+            best = np.lexsort((entered, -fused[entered]))[:pool]
+            return entered[best], fused[entered][best], tops
     voters = race.voters if race is not None else None
     eligible = race.eligible if race is not None else None
     entrants = int(eligible.sum()) if eligible is not None else size
