@@ -37,8 +37,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -54,35 +53,8 @@ DEFAULT_B = 0.75
 DEFAULT_TRIGGER_WEIGHT = 3
 DEFAULT_BODY_CHARS = 300
 
-EXPERIMENT_PRIOR: "IdfPrior | None" = None
-
 # The same word class as the kernel's tokenizer: underscores separate words.
 _TRAILING_WORD = re.compile(r"[^\W_]+$")
-
-
-@dataclass(frozen=True)
-class IdfPrior:
-    """How common each term is in ordinary language, and how far that bounds a catalog's IDF.
-
-    ``frequencies`` maps an index term to its share of running text (per token); ``mode`` and
-    ``strength`` say how it enters (EXPERIMENT: see benchmarks/idf_prior_eval.py):
-    ``cap``: IDF(t) = min(IDF_catalog(t), -ln p(t)), p(t) = 1 - exp(-strength * avgdl * f(t));
-    ``pseudo``: ``strength`` background documents of length avgdl join the catalog's counts.
-    """
-
-    frequencies: Mapping[str, float]
-    mode: str
-    strength: float
-
-    def idf(self, term: str, df: int, n_docs: int, avgdl: float) -> float:
-        f = self.frequencies.get(term, 0.0)
-        if self.mode == "cap":
-            catalog = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-            share = -math.expm1(-self.strength * avgdl * f)
-            return min(catalog, -math.log(share)) if share > 0 else catalog
-        seen = df + self.strength * -math.expm1(-avgdl * f)
-        total = n_docs + self.strength
-        return math.log(1.0 + (total - seen + 0.5) / (seen + 0.5))
 
 
 class BM25Index:
@@ -92,12 +64,7 @@ class BM25Index:
     """
 
     def __init__(
-        self,
-        documents: Sequence[Sequence[str]],
-        *,
-        k1: float = DEFAULT_K1,
-        b: float = DEFAULT_B,
-        prior: IdfPrior | None = None,
+        self, documents: Sequence[Sequence[str]], *, k1: float = DEFAULT_K1, b: float = DEFAULT_B
     ) -> None:
         if k1 < 0 or not 0.0 <= b <= 1.0:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
@@ -124,11 +91,7 @@ class BM25Index:
             id_array = np.asarray(ids, dtype=np.intp)
             tf_array = np.asarray(tfs, dtype=np.float64)
             df = len(ids)
-            idf = (
-                prior.idf(term, df, self.n_docs, avgdl)
-                if prior is not None
-                else math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
-            )
+            idf = math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
             self._idf[term] = idf
             self._postings[term] = (id_array, idf * tf_array / (tf_array + norm[id_array]))
         logger.debug("BM25 index: %d documents, %d terms", self.n_docs, len(self._postings))
@@ -237,14 +200,10 @@ class BM25Retriever(Retriever):
         b: float = DEFAULT_B,
         trigger_weight: int = DEFAULT_TRIGGER_WEIGHT,
         body_chars: int = DEFAULT_BODY_CHARS,
-        prior: IdfPrior | None = None,
     ) -> None:
         read: dict[str, list[str]] = {}
         self.index = BM25Index(
-            [skill_terms(skill, trigger_weight, body_chars, read=read) for skill in skills],
-            k1=k1,
-            b=b,
-            prior=prior if prior is not None else EXPERIMENT_PRIOR,
+            [skill_terms(skill, trigger_weight, body_chars, read=read) for skill in skills], k1=k1, b=b
         )
 
     def search(self, query: str, k: int) -> list[Hit]:
