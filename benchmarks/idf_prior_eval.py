@@ -119,7 +119,7 @@ def prior_idf(variant: Variant, df: int, n_docs: int, avgdl: float, frequency: f
     return math.log(1.0 + (total - seen + 0.5) / (seen + 0.5))
 
 
-class MarkedScores(np.ndarray):  # type: ignore[type-arg]
+class MarkedScores(np.ndarray):
     """BM25 scores that carry the (mean, std) to standardise them with."""
 
     spread: tuple[float, float]
@@ -129,10 +129,10 @@ def background_spread(
     index: BM25Index, terms: Sequence[str], variant: Variant, avgdl: float, scores: np.ndarray
 ) -> tuple[float, float]:
     """Mean and std of BM25 over the catalog plus ``strength`` ordinary-language documents."""
-    weight: Counter[str] = Counter()
+    weight: dict[str, float] = {}
     for term in terms:
         if term in index._idf:
-            weight[term] += index._idf[term] / (1.0 + index.k1)
+            weight[term] = weight.get(term, 0.0) + index._idf[term] / (1.0 + index.k1)
     expected = variance = 0.0
     for term, w in weight.items():
         p = present(variant.frequencies.get(term, 0.0), avgdl)
@@ -194,9 +194,13 @@ def normalisers(variant: Variant) -> tuple[Callable[..., np.ndarray], Callable[.
     def standardised(name: RetrieverId, scores: np.ndarray, spread: tuple[float, float] | None) -> np.ndarray:
         plain = np.asarray(scores, dtype=np.float64)
         if variant.kind == "background-z":
-            mean, std = spread or getattr(scores, "spread", (float(plain.mean()), float(plain.std())))
-            return (plain - mean) / std if std > 1e-9 else np.zeros_like(plain)
-        return fuse.zscore(plain) * float(plain.max()) ** variant.strength
+            if spread is None:
+                spread = getattr(scores, "spread", (float(plain.mean()), float(plain.std())))
+            mean, std = spread
+            centred: np.ndarray = (plain - mean) / std if std > 1e-9 else np.zeros_like(plain)
+            return centred
+        scaled: np.ndarray = fuse.zscore(plain) * float(plain.max()) ** variant.strength
+        return scaled
 
     def normalised(name: RetrieverId, scores: np.ndarray) -> np.ndarray:
         return standardised(name, scores, None) if name == BM25 else SHIPPED_NORMALISED(name, scores)
@@ -206,18 +210,25 @@ def normalisers(variant: Variant) -> tuple[Callable[..., np.ndarray], Callable[.
     ) -> np.ndarray:
         if name != BM25:
             return SHIPPED_NORMALISED_AT(name, scores, positions, spread)
-        whole = standardised(name, scores, spread)
-        return whole[positions]
+        at: np.ndarray = standardised(name, scores, spread)[positions]
+        return at
 
     return normalised, normalised_at
 
 
+# The BM25 class catalogs are built with in this process (``install`` sets it).
+routed_bm25: type[BM25Retriever] = BM25Retriever
+
+
 def install(variant: Variant) -> None:
-    """Route this process through ``variant`` (the shipped router for kind ``shipped``)."""
-    catalog.BM25Retriever = BM25Retriever if variant.kind == "shipped" else retriever_class(variant)  # type: ignore[misc]
+    """Route this process through ``variant`` (the shipped router for kind ``shipped``): the
+    modules' globals that build the keyword retriever and normalise score lists are replaced."""
+    global routed_bm25
+    routed_bm25 = BM25Retriever if variant.kind == "shipped" else retriever_class(variant)
     normalised, normalised_at = normalisers(variant)
-    fuse.normalised = calibrate.normalised = normalised  # type: ignore[assignment]
-    fuse._normalised_at = normalised_at  # type: ignore[assignment]
+    vars(catalog)["BM25Retriever"] = routed_bm25
+    vars(calibrate)["normalised"] = fuse.normalised = normalised
+    fuse._normalised_at = normalised_at
 
 
 def metatool_keyword(home: Path) -> tuple[BM25Retriever, list[str]]:
@@ -226,7 +237,7 @@ def metatool_keyword(home: Path) -> tuple[BM25Retriever, list[str]]:
         suite = shared_suite("metatool", default_data_dir(), Path(tmp), 0, fusion_eval.SEED)
         pilot = SkillPilot(home=home, store="", preconditions=False, feedback_enabled=False)
         pilot.index([suite.catalog.root], replace=True)
-        return catalog.BM25Retriever(pilot._catalog().skills), [q.query for q in suite.queries]
+        return routed_bm25(pilot._catalog().skills), [q.query for q in suite.queries]
 
 
 def metatool_keyword_lists(home: Path) -> list[np.ndarray]:
@@ -243,7 +254,7 @@ def losses_by_matched_terms(home: Path, data: Mapping[str, np.ndarray], sample: 
     retriever, queries = metatool_keyword(home)
     postings = retriever.index._postings
     names = [str(n) for n in data["names"]]
-    dense = sum(data[f"list:{n}"] for n in names if fusion_eval.retriever(n).is_dense)
+    dense = np.sum([data[f"list:{n}"] for n in names if fusion_eval.retriever(n).is_dense], axis=0)
     weights = dict(shipped_calibration().fusion_weights)
     chosen = np.random.default_rng(0).choice(len(queries), min(sample, len(queries)), replace=False)
     counts: Counter[str] = Counter()
@@ -310,7 +321,7 @@ def main() -> None:
         raise SystemExit(f"{args.fe_cache}: the stored BM25 lists are not this code's; rebuild the cache")
     shipped = dict(shipped_calibration().fusion_weights)
     semantic_router = float((data["semantic_router"].argmax(axis=1) == data["expected"]).mean())
-    header = {
+    header: dict[str, object] = {
         "metatool fusion, shipped weights": round(fusion_eval.fused_hit_at_1(data, shipped), 4),  # type: ignore[arg-type]
         "metatool semantic-router": round(semantic_router, 4),
     }
