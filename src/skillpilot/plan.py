@@ -135,6 +135,8 @@ def plan_steps(
     """The ordered plan for ``message`` whose whole route had ``confidence``; () when it is one
     step (see the module docstring). ``sequences_only`` plans only messages that say "in this
     order" ("then", 然后 ...): what every ``route`` does, so a plain "and" costs no extra routes."""
+    if sequences_only and not any(m.lastgroup == "sequence" for m in _MARKER.finditer(message)):
+        return ()  # the common case, for every route: no clause could say "in this order"
     clauses = split(message)
     if len(clauses) < 2 or (sequences_only and not any(c.sequence for c in clauses[1:])):
         return ()
