@@ -40,7 +40,7 @@ def timed(command: str, stdin: bytes) -> tuple[float, float]:
     """Wall and CPU milliseconds of one run of ``command`` under ``/bin/sh -c``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    proc = subprocess.run(command, shell=True, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.run(command, shell=True, input=stdin, capture_output=True)
     wall = (time.perf_counter() - started) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0 or proc.stderr:
