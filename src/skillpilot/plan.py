@@ -37,8 +37,9 @@ message or of one of its clauses in only 21.1 %, so no acceptance rule over thes
 can reach much more; looser bars and acceptance rules that find more cost development false
 splits one for one.
 
-Cost: a message with markers routes each clause once more (route p50 on the development set:
-8 ms without a marker, 10 ms with one, planned or not). ``SkillPilot.route`` therefore plans only
+Cost: a message with markers routes each clause once more (route p50 on the development set,
+2-core AVX2 machine, 2026-12-01: 10.4 ms for the 156 messages without a sequence marker, 34.4 ms
+for the 4 with one, whose 2-3 clauses are routed too). ``SkillPilot.route`` therefore plans only
 messages with a sequence marker; ``skillpilot plan`` (and ``plan_steps``' default) considers
 every marker.
 """
