@@ -294,11 +294,13 @@ def minilm(cache: Path, threads: int = _THREADS) -> OnnxEncoder:
 
 def integer_kernels(model: Path, cache: Path, stem: str) -> Path:
     """``model`` with its weight MatMuls quantized for onnxruntime's int8 kernels (weights per
-    output channel, activations per call), kept in ``cache`` as ``<stem>-<recipe>.onnx``.
+    output channel, activations per call), kept in ``cache`` under a name made of ``stem``, the
+    recipe, the source file's size and time stamp, and onnxruntime's version.
 
-    Built on first use (about 3 s for MiniLM): onnxruntime's basic graph optimization folds the
-    shipped file's int8-to-float weight casts into float weights, then ``quantize_dynamic`` turns
-    their MatMuls into integer ones. The file is written under a temporary name and renamed, so
+    Built on first use (about 5 s for MiniLM): onnxruntime's basic graph optimization folds the
+    shipped file's int8-to-float weight casts into float weights, ``quantize_dynamic`` turns
+    their MatMuls into integer ones, and ``encoders.lean`` drops the export's bookkeeping nodes
+    when that keeps the outputs bit for bit (``_leaner``). The file is written under a temporary name and renamed, so
     concurrent first uses never see half a model. An unwritable ``cache`` falls back to a folder
     in the system's temporary directory.
     """
