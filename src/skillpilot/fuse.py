@@ -62,21 +62,24 @@ def zscore(scores: np.ndarray) -> np.ndarray:
     return standardised
 
 
-def catalog_ranks(scores: np.ndarray) -> np.ndarray:
-    """Every skill's 1-based rank in one score list (ties: lower catalog position first)."""
+def catalog_ranks(scores: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """Every skill's 1-based rank in one score list (ties: lower catalog position first);
+    ``order``: the list's whole ``top_order``, when the caller has it already."""
     size = len(scores)
-    order = np.lexsort((np.arange(size), -scores))
+    if order is None:
+        order = np.lexsort((np.arange(size), -scores))
     ranks = np.empty(size, dtype=np.int64)
     ranks[order] = np.arange(1, size + 1)
     return ranks
 
 
-def rrf_scores(lists: ScoreLists, k: int = RRF_K) -> np.ndarray:
-    """Reciprocal Rank Fusion over full-catalog rankings; zero keyword scores do not count."""
+def rrf_scores(lists: ScoreLists, k: int = RRF_K, orders: Mapping[RetrieverId, np.ndarray] | None = None) -> np.ndarray:
+    """Reciprocal Rank Fusion over full-catalog rankings; zero keyword scores do not count.
+    ``orders``: each list's whole ``top_order``, when the caller has them already."""
     size = len(next(iter(lists.values())))
     fused = np.zeros(size, dtype=np.float64)
     for name, scores in lists.items():
-        contribution = 1.0 / (k + catalog_ranks(scores))
+        contribution = 1.0 / (k + catalog_ranks(scores, orders[name] if orders is not None else None))
         if not name.is_dense:
             contribution[scores <= 0] = 0.0
         fused += contribution
@@ -228,7 +231,7 @@ def rrf_pool(
         depth = size
         if race is None:
             tops = {name: top_order(scores, size) for name, scores in lists.items()}
-            fused = rrf_scores(lists, k)
+            fused = rrf_scores(lists, k, tops)
             entered = np.flatnonzero(fused > 0)
             best = np.lexsort((entered, -fused[entered]))[:pool]
             return entered[best], fused[entered][best], tops
