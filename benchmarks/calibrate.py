@@ -90,9 +90,7 @@ def collect(home: Path) -> list[Example]:
 
 def _design(example: Example, names: list[RetrieverId]) -> np.ndarray:
     size = len(example.keys)
-    columns = [
-        normalised(n, example.lists[n]) if n in example.lists else np.zeros(size) for n in names
-    ]
+    columns = [normalised(n, example.lists[n]) if n in example.lists else np.zeros(size) for n in names]
     return np.stack(columns, axis=1)
 
 

@@ -80,9 +80,7 @@ def main() -> None:
         )
     print("conflicts suite groups (default threshold):", "; ".join(" · ".join(g) for g in suite_groups))
     if args.json:
-        args.json.write_text(
-            json.dumps({"results": results, "conflicts_suite": suite_groups}, indent=2) + "\n"
-        )
+        args.json.write_text(json.dumps({"results": results, "conflicts_suite": suite_groups}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -116,7 +116,8 @@ def main() -> None:
     same_name = _pairs_of(by_name.values())
     sets = {s.key: shingles(s.skill.body) for s in skills}
     jaccard = {
-        _pair(a, b) for a, b in itertools.combinations(sets, 2)
+        _pair(a, b)
+        for a, b in itertools.combinations(sets, 2)
         if sets[a] and sets[b] and len(sets[a] & sets[b]) / len(sets[a] | sets[b]) >= JACCARD
     }
     methods = {
@@ -124,21 +125,23 @@ def main() -> None:
         "same name": score(same_name),
         f"shingle Jaccard >= {JACCARD}": score(jaccard),
     }
-    unlisted = {f"{a} ~ {b}": evidence.get((a, b), "joined through its cluster")
-                for a, b in methods["skillpilot dedup"]["unlisted"]}
-    print(f"{'method':<28} {'pairs':>5} {'recall':>7} {'P strict':>9} {'P lenient':>10} "
-          f"{'namesakes joined':>17}")
+    unlisted = {
+        f"{a} ~ {b}": evidence.get((a, b), "joined through its cluster")
+        for a, b in methods["skillpilot dedup"]["unlisted"]
+    }
+    print(f"{'method':<28} {'pairs':>5} {'recall':>7} {'P strict':>9} {'P lenient':>10} {'namesakes joined':>17}")
     for name, row in methods.items():
-        print(f"{name:<28} {row['pairs_found']:>5} {row['recall']:>7} {row['precision_strict']!s:>9} "
-              f"{row['precision_lenient']!s:>10} {len(row['same_name_wrongly_joined']):>17}")
+        print(
+            f"{name:<28} {row['pairs_found']:>5} {row['recall']:>7} {row['precision_strict']!s:>9} "
+            f"{row['precision_lenient']!s:>10} {len(row['same_name_wrongly_joined']):>17}"
+        )
     for pair, why in unlisted.items():
         print(f"  not in OVERLAPS.md: {pair}: {why}")
     results = {
         "corpus": str(BENCH),
         "skills": len(skills),
         "methods": methods,
-        "clusters": [{"ids": [key_of[i] for i in c.ids], "kind": c.kind, "similarity": c.similarity}
-                     for c in clusters],
+        "clusters": [{"ids": [key_of[i] for i in c.ids], "kind": c.kind, "similarity": c.similarity} for c in clusters],
         "unlisted_evidence": unlisted,
     }
     if args.json:

@@ -43,7 +43,14 @@ BENCH = HERE.parent.parent / "shared" / "bench"
 DEV = BENCH / "queries" / "real-dev.jsonl"
 PARAPHRASES = HERE / "feedback_paraphrases.jsonl"
 COLUMNS = (
-    "top1_before", "top3_before", "hard_before", "top1_after", "top3_after", "hard_after", "n", "changed",
+    "top1_before",
+    "top3_before",
+    "hard_before",
+    "top1_after",
+    "top3_after",
+    "hard_after",
+    "n",
+    "changed",
 )
 
 
@@ -183,8 +190,7 @@ def main() -> None:
             f" {cell['hard_before']:>4}>{cell['hard_after']:<4} {cell['n']:>5} {cell['changed']:>8}"
         )
     print(
-        f"highest similarity of two unrelated development queries: {threshold:.3f} "
-        f"(feedback.MATCH_FROM = {MATCH_FROM})"
+        f"highest similarity of two unrelated development queries: {threshold:.3f} (feedback.MATCH_FROM = {MATCH_FROM})"
     )
     if args.json:
         args.json.write_text(

@@ -87,25 +87,34 @@ def main() -> None:
         "worst_quarter_max_score": order[len(order) // 4 - 1].score,
         "misrouted_skills": len(missed),
         "top_misrouted": [
-            {"key": k, "misroutes": n, "depth": d, "score": by_key[k].score, "worst_quarter": k in worst,
-             "findings": [f.code for f in by_key[k].findings]}
+            {
+                "key": k,
+                "misroutes": n,
+                "depth": d,
+                "score": by_key[k].score,
+                "worst_quarter": k in worst,
+                "findings": [f.code for f in by_key[k].findings],
+            }
             for k, n, d in top
         ],
         "top_in_worst_quarter": len(hits),
         "all_misrouted_in_worst_quarter": sum(1 for k, _, _ in missed if k in worst),
         "findings_in_worst_quarter": dict(per_code.most_common()),
         "score_mean": sum(r.score for r in reports) / len(reports),
-        "auc": _auc(
-            [by_key[k].score for k in missed_keys], [r.score for r in reports if r.key not in missed_keys]
-        ),
+        "auc": _auc([by_key[k].score for k in missed_keys], [r.score for r in reports if r.key not in missed_keys]),
     }
-    print(f"{len(reports)} skills; worst quarter: {len(worst)} skills, lint score <= "
-          f"{results['worst_quarter_max_score']}")
-    print(f"{TOP_MISROUTED} most misrouted in the worst quarter: {len(hits)}/{len(top)} "
-          f"(claim: >= {TOP_MISROUTED // 2}; chance: {len(top) / 4:.0f})")
-    print(f"all {len(missed)} misrouted skills in the worst quarter: "
-          f"{results['all_misrouted_in_worst_quarter']}; "
-          f"P(a misrouted skill scores lower than another) = {results['auc']:.2f} (chance 0.50)")
+    print(
+        f"{len(reports)} skills; worst quarter: {len(worst)} skills, lint score <= {results['worst_quarter_max_score']}"
+    )
+    print(
+        f"{TOP_MISROUTED} most misrouted in the worst quarter: {len(hits)}/{len(top)} "
+        f"(claim: >= {TOP_MISROUTED // 2}; chance: {len(top) / 4:.0f})"
+    )
+    print(
+        f"all {len(missed)} misrouted skills in the worst quarter: "
+        f"{results['all_misrouted_in_worst_quarter']}; "
+        f"P(a misrouted skill scores lower than another) = {results['auc']:.2f} (chance 0.50)"
+    )
     for row in results["top_misrouted"]:
         mark = "*" if row["worst_quarter"] else " "
         print(f" {mark} {row['score']:5.1f}  {row['key']:<60} {', '.join(row['findings'])}")

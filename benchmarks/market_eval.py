@@ -42,10 +42,10 @@ def _judge(cards: dict[str, list[str]], mates: dict[str, set[str]]) -> dict[str,
     return {
         "precision": round(good / shown, 3) if shown else None,
         "cards_per_page": round(shown / len(pages), 2),
-        "pages_with_a_good_card": round(
-            sum(any(c in mates[k] for c in cards[k]) for k in pages) / len(pages), 3),
+        "pages_with_a_good_card": round(sum(any(c in mates[k] for c in cards[k]) for k in pages) / len(pages), 3),
         "cards_per_page_outside_clusters": round(
-            sum(len(v) for k, v in cards.items() if k not in mates) / max(1, len(cards) - len(pages)), 2),
+            sum(len(v) for k, v in cards.items() if k not in mates) / max(1, len(cards) - len(pages)), 2
+        ),
     }
 
 
@@ -75,21 +75,23 @@ def main() -> None:
         in_scope = [q for q in queries if q["expected"]]
         results = {q["id"]: [key[h.skill.id] for h in market.search(q["query"], top_k=5)] for q in queries}
         search = {
-            "hit@1": round(sum(bool(results[q["id"]]) and results[q["id"]][0] in q["expected"]
-                               for q in in_scope) / len(in_scope), 3),
-            "hit@5": round(sum(any(r in q["expected"] for r in results[q["id"]]) for q in in_scope)
-                           / len(in_scope), 3),
+            "hit@1": round(
+                sum(bool(results[q["id"]]) and results[q["id"]][0] in q["expected"] for q in in_scope) / len(in_scope),
+                3,
+            ),
+            "hit@5": round(sum(any(r in q["expected"] for r in results[q["id"]]) for q in in_scope) / len(in_scope), 3),
             "out_of_scope_without_results": sum(not results[q["id"]] for q in queries if not q["expected"]),
             "out_of_scope_queries": len(queries) - len(in_scope),
         }
         ours = {s.key: [key[h.skill.id] for h in market.related(s.id)] for s in skills}
         by_category = {
-            s.key: [o.key for o in skills if o.key != s.key and domain[o.key] == domain[s.key]][:3]
-            for s in skills
+            s.key: [o.key for o in skills if o.key != s.key and domain[o.key] == domain[s.key]][:3] for s in skills
         }
         spaces = [pilot.store.vectors(vector_space(e, EMBEDDING)) for e in pilot.encoders]
-        cosine = np.mean([heads @ heads.T for heads in
-                          (np.stack([v[(s.skill.root, s.key)][0] for s in skills]) for v in spaces)], axis=0)
+        cosine = np.mean(
+            [heads @ heads.T for heads in (np.stack([v[(s.skill.root, s.key)][0] for s in skills]) for v in spaces)],
+            axis=0,
+        )
         np.fill_diagonal(cosine, -np.inf)
         by_cosine = {s.key: [skills[j].key for j in np.argsort(-cosine[i])[:3]] for i, s in enumerate(skills)}
     report = {

@@ -43,8 +43,7 @@ def main() -> None:
     hits = [keyword_hits(e.query) for e in examples]
     sims = {
         n: [
-            bank.similarities([v[i] for v in vectors], n, leave_out=position.get(id(e)))
-            for i, e in enumerate(examples)
+            bank.similarities([v[i] for v in vectors], n, leave_out=position.get(id(e))) for i, e in enumerate(examples)
         ]
         for n in TOP_N
     }
@@ -54,8 +53,7 @@ def main() -> None:
     for t, b, c, n, k in itertools.product(TEMPERATURES, BONUSES, CO_ACTIVE, TOP_N, KEYWORD_ACTIVE):
         params = ClassifierParams(temperature=t, keyword_bonus=b, co_active=c, top_n=n, keyword_active=k)
         correct = sum(
-            decide(h, s, params).intent == label(e.intent)
-            for h, s, e in zip(hits, sims[n], examples, strict=True)
+            decide(h, s, params).intent == label(e.intent) for h, s, e in zip(hits, sims[n], examples, strict=True)
         )
         results.append((correct, params))
     best = max(results, key=lambda r: r[0])

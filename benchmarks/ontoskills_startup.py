@@ -57,7 +57,9 @@ def _timed_run(tree: Path, provider: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as home:
         proc = subprocess.run(
             [sys.executable, "-c", _RUN, home, str(tree), provider, QUERY],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
     data: dict[str, float] = json.loads(proc.stdout)
     return data

@@ -88,8 +88,11 @@ SERVER_SETTINGS = "-c shared_buffers=1GB -c maintenance_work_mem=1GB -c max_wal_
 
 def _percentiles(samples: list[float]) -> dict[str, float]:
     values = np.array(samples) * 1000
-    return {"p50_ms": round(float(np.percentile(values, 50)), 2),
-            "p99_ms": round(float(np.percentile(values, 99)), 2), "n": len(samples)}
+    return {
+        "p50_ms": round(float(np.percentile(values, 50)), 2),
+        "p99_ms": round(float(np.percentile(values, 99)), 2),
+        "n": len(samples),
+    }
 
 
 def _timed(call: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]:
@@ -98,8 +101,9 @@ def _timed(call: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]
     return time.perf_counter() - started, result
 
 
-def synthetic(base: list[StoredSkill], heads: np.ndarray, count: int, seed: int = 7
-              ) -> tuple[list[StoredSkill], np.ndarray]:
+def synthetic(
+    base: list[StoredSkill], heads: np.ndarray, count: int, seed: int = 7
+) -> tuple[list[StoredSkill], np.ndarray]:
     rng = np.random.default_rng(seed)
     pick = random.Random(seed)
     vocabulary = sorted({w for s in base for w in s.skill.description.split() if w.isalpha()})
@@ -111,9 +115,16 @@ def synthetic(base: list[StoredSkill], heads: np.ndarray, count: int, seed: int 
         for _ in range(2):
             words[pick.randrange(len(words))] = pick.choice(vocabulary)
         name = f"{origin.skill.name}-{i}"
-        skill = replace(origin.skill, key=f"synthetic/{i:06d}-{origin.skill.name}", name=name,
-                        description=" ".join(words), body=origin.skill.body[:500], root="/synthetic",
-                        path=f"/synthetic/{i:06d}", content_hash=f"synthetic:{i}")
+        skill = replace(
+            origin.skill,
+            key=f"synthetic/{i:06d}-{origin.skill.name}",
+            name=name,
+            description=" ".join(words),
+            body=origin.skill.body[:500],
+            root="/synthetic",
+            path=f"/synthetic/{i:06d}",
+            content_hash=f"synthetic:{i}",
+        )
         skills.append(StoredSkill(skill, origin.fingerprint, origin.indexed_at))
         noisy = heads[i % len(base)] + rng.normal(0.0, NOISE, heads.shape[1])
         vectors[i] = noisy / np.linalg.norm(noisy)
@@ -152,8 +163,12 @@ def router_worker(home: str, url: str, ann_above: int, others: Path | None = Non
         pools.append([pilot.skills()[c.index].id for c in ranking.candidates])
         if other_pools is not None:
             fused = rrf_scores(ranking.lists)
-            ties.append({"last_rrf": min((c.rrf for c in ranking.candidates), default=0.0),
-                         "other_rrf": [float(fused[position[i]]) for i in other_pools[number]]})
+            ties.append(
+                {
+                    "last_rrf": min((c.rrf for c in ranking.candidates), default=0.0),
+                    "other_rrf": [float(fused[position[i]]) for i in other_pools[number]],
+                }
+            )
         result = pilot.route(query)
         answers.append([result.skill.id if result.skill else None, result.decision])
     samples = []
@@ -229,10 +244,19 @@ def _index(target: Path, url: str, work: Path, vectors_from: Path | None) -> tup
     came from ``vectors_from`` (0 without it: ``skillpilot index`` in a subprocess, as a user would)."""
     started = time.perf_counter()
     if vectors_from is None:
-        env = {**os.environ, "SKILLPILOT_HOME": str(work / "indexer"), "SKILLPILOT_STORE": url,
-               "SKILLPILOT_LOG_ENABLED": "false"}
-        done = subprocess.run([sys.executable, "-m", "skillpilot", "index", str(target), "--json"], env=env,
-                              capture_output=True, text=True, check=False)
+        env = {
+            **os.environ,
+            "SKILLPILOT_HOME": str(work / "indexer"),
+            "SKILLPILOT_STORE": url,
+            "SKILLPILOT_LOG_ENABLED": "false",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "skillpilot", "index", str(target), "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode:
             raise SystemExit(f"index failed:\n{done.stderr[-2000:]}")
         return time.perf_counter() - started, 0
@@ -253,8 +277,13 @@ def routing(server_url: str, size: int, work: Path, vectors_from: Path | None = 
     target = work / f"catalog-forks-{size}.json"
     target.write_text(json.dumps(catalog(size, FORKS["forks"]), ensure_ascii=False), encoding="utf-8")
     index_seconds, reused = _index(target, url, work, vectors_from)
-    return {"skills": size, "catalog": "benchmarks/scale.py forks (~10 forks per real text)",
-            "cold_index_s": round(index_seconds, 1), "texts_with_reused_vectors": reused, **compare(url, size, work)}
+    return {
+        "skills": size,
+        "catalog": "benchmarks/scale.py forks (~10 forks per real text)",
+        "cold_index_s": round(index_seconds, 1),
+        "texts_with_reused_vectors": reused,
+        **compare(url, size, work),
+    }
 
 
 def compare(url: str, size: int, work: Path) -> dict[str, Any]:
@@ -263,9 +292,13 @@ def compare(url: str, size: int, work: Path) -> dict[str, Any]:
     pools = work / "hnsw-pools.json"
     for label, ann_above in (("hnsw", 20_000), ("exact", size + 1)):
         others = ["--other-pools", str(pools)] if label == "exact" else []
-        ran = subprocess.run([sys.executable, __file__, "--router-worker", str(work / label), url, str(ann_above),
-                              *others], env={**os.environ, "SKILLPILOT_LOG_ENABLED": "false"},
-                             capture_output=True, text=True, check=False)
+        ran = subprocess.run(
+            [sys.executable, __file__, "--router-worker", str(work / label), url, str(ann_above), *others],
+            env={**os.environ, "SKILLPILOT_LOG_ENABLED": "false"},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if ran.returncode:
             raise SystemExit(f"{label} router failed:\n{ran.stderr[-2000:]}")
         routers[label] = json.loads(ran.stdout)
@@ -284,8 +317,10 @@ def compare(url: str, size: int, work: Path) -> dict[str, Any]:
         "pool_recall_tie_aware_min": round(float(np.min(tie_aware)), 4),
         "same_skill": round(sum(e[0] == a[0] for e, a in pairs) / len(pairs), 4),
         "same_skill_and_decision": round(sum(e == a for e, a in pairs) / len(pairs), 4),
-        **{label: {k: v for k, v in found.items() if k not in ("pools", "answers", "ties")}
-           for label, found in routers.items()},
+        **{
+            label: {k: v for k, v in found.items() if k not in ("pools", "answers", "ties")}
+            for label, found in routers.items()
+        },
     }
 
 
@@ -294,10 +329,17 @@ def main() -> None:
     parser.add_argument("--skills", type=int, default=100_000)
     parser.add_argument("--routing-skills", type=int, default=21_000)
     parser.add_argument("--json", type=Path, help="also write the numbers here")
-    parser.add_argument("--vectors-from", type=Path, metavar="INDEX.sqlite",
-                        help="reuse the vectors of a SQLite index built with the default encoders (a copy is read)")
-    parser.add_argument("--store", metavar="URL",
-                        help="compare the routers on this already indexed PostgreSQL database (no server, no index)")
+    parser.add_argument(
+        "--vectors-from",
+        type=Path,
+        metavar="INDEX.sqlite",
+        help="reuse the vectors of a SQLite index built with the default encoders (a copy is read)",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="compare the routers on this already indexed PostgreSQL database (no server, no index)",
+    )
     parser.add_argument("--router-worker", nargs=3, metavar=("HOME", "URL", "ANN_ABOVE"), help=argparse.SUPPRESS)
     parser.add_argument("--other-pools", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -350,12 +392,13 @@ def store_search(url: str, count: int, work: Path) -> dict[str, Any]:
     started = time.perf_counter()
     for start in range(0, len(skills), BATCH):
         chunk = skills[start : start + BATCH]
-        store.apply(IndexChanges(
-            roots=("/synthetic",),
-            upserts=tuple(chunk),
-            vectors={(s.skill.root, s.skill.key, space): vectors[start + n][None, :]
-                     for n, s in enumerate(chunk)},
-        ))
+        store.apply(
+            IndexChanges(
+                roots=("/synthetic",),
+                upserts=tuple(chunk),
+                vectors={(s.skill.root, s.skill.key, space): vectors[start + n][None, :] for n, s in enumerate(chunk)},
+            )
+        )
         print(f"  {start + len(chunk):,} skills in {time.perf_counter() - started:.0f}s", file=sys.stderr)
     build_seconds = time.perf_counter() - started
     queries = _queries()
@@ -381,8 +424,10 @@ def store_search(url: str, count: int, work: Path) -> dict[str, Any]:
             seconds, found = _timed(store.vector_search, space, vector, 10, ef_search=ef)
             latencies.append(seconds)
             recalled += len(truth & {(r, k) for r, k, _ in found})
-        sweep[f"ef_search={ef}"] = {"recall_at_10": round(recalled / (10 * EXACT_QUERIES), 3),
-                                    **_percentiles(latencies)}
+        sweep[f"ef_search={ef}"] = {
+            "recall_at_10": round(recalled / (10 * EXACT_QUERIES), 3),
+            **_percentiles(latencies),
+        }
     results = {
         "skills": store.count(),
         "dimensions": int(heads.shape[1]),

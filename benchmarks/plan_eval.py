@@ -125,11 +125,13 @@ def development(work: Path) -> dict[str, Any]:
         kind = "several clauses" if len(split(result.query)) >= 2 else "one clause"
         latency[kind].append(result.latency_ms)
         if result.plan:
-            splits.append({
-                "id": item["id"],
-                "query": item["query"],
-                "steps": [[s.text, s.skill.id if s.skill else None, s.confidence] for s in result.plan],
-            })
+            splits.append(
+                {
+                    "id": item["id"],
+                    "query": item["query"],
+                    "steps": [[s.text, s.skill.id if s.skill else None, s.confidence] for s in result.plan],
+                }
+            )
     pilot.close()
     return {
         "queries": len(queries),

@@ -75,18 +75,26 @@ def start_server(base: Path, settings: str = "") -> Server:
     port = _free_port()
     log = data / "server.log"
     steps = [
-        [str(bin_dir / "initdb"), "-D", str(data / "pg"), "-U", "postgres", "--auth=trust", "-E", "UTF8",
-         "--no-sync"],
-        [str(bin_dir / "pg_ctl"), "-D", str(data / "pg"), "-l", str(log), "-w", "-t", "60", "-o",
-         f"-h 127.0.0.1 -p {port} -k {data} -c fsync=off -c synchronous_commit=off {settings}", "start"],
+        [str(bin_dir / "initdb"), "-D", str(data / "pg"), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"],
+        [
+            str(bin_dir / "pg_ctl"),
+            "-D",
+            str(data / "pg"),
+            "-l",
+            str(log),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-h 127.0.0.1 -p {port} -k {data} -c fsync=off -c synchronous_commit=off {settings}",
+            "start",
+        ],
     ]
     for step in steps:
         done = subprocess.run([*as_user, *step], capture_output=True, text=True)
         if done.returncode != 0:
             server_log = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-            raise RuntimeError(
-                f"{Path(step[0]).name} failed ({done.returncode}): {done.stderr[-2000:]}\n{server_log}"
-            )
+            raise RuntimeError(f"{Path(step[0]).name} failed ({done.returncode}): {done.stderr[-2000:]}\n{server_log}")
     return Server(f"postgresql://postgres@127.0.0.1:{port}/postgres", data, bin_dir, as_user)
 
 

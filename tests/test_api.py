@@ -11,10 +11,25 @@ import skillpilot
 def test_public_api_is_pinned() -> None:
     assert skillpilot.__all__ == sorted(skillpilot.__all__)
     assert skillpilot.__all__ == [
-        "Alternative", "ConfigError", "EncoderError", "IndexReport", "IndexedSkill",
-        "MissingExtraError", "PlanStep", "RouteResult", "SearchHit", "Settings", "Skill",
-        "SkillNotFoundError", "SkillParseError", "SkillPilot", "SkillPilotError", "SkillRef",
-        "Stats", "StoreError", "load_settings",
+        "Alternative",
+        "ConfigError",
+        "EncoderError",
+        "IndexReport",
+        "IndexedSkill",
+        "MissingExtraError",
+        "PlanStep",
+        "RouteResult",
+        "SearchHit",
+        "Settings",
+        "Skill",
+        "SkillNotFoundError",
+        "SkillParseError",
+        "SkillPilot",
+        "SkillPilotError",
+        "SkillRef",
+        "Stats",
+        "StoreError",
+        "load_settings",
     ]
 
 

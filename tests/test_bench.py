@@ -152,11 +152,7 @@ def _recomputed(preds: list[dict[str, Any]], full_prompt: int) -> dict[str, Any]
     mean_injected = sum(p["injected_tokens"] for p in preds) / len(preds)
     return {
         "accuracy": {"all": _accuracy(preds)}
-        | {
-            k: _accuracy([p for p in preds if p["kind"] == k])
-            for k in kinds
-            if any(p["kind"] == k for p in preds)
-        },
+        | {k: _accuracy([p for p in preds if p["kind"] == k]) for k in kinds if any(p["kind"] == k for p in preds)},
         "passthrough": {
             "out_of_scope": len(oos),
             "passed_through": len(passed),
@@ -290,9 +286,7 @@ def test_markdown_table_is_rendered_from_the_document(tiny: tuple[Path, Path]) -
     table = render_markdown(_document(tiny))
     lines = table.splitlines()
     assert lines[0].startswith("| suite | method | hit@1 | hit@3 | MRR | pass-through P / R |")
-    assert lines[2].startswith(
-        "| tiny (5 skills, 5 q) | bm25 | 100.0 | 100.0 | 100.0 | 100.0 / 100.0 | 100.0 |"
-    )
+    assert lines[2].startswith("| tiny (5 skills, 5 q) | bm25 | 100.0 | 100.0 | 100.0 | 100.0 / 100.0 | 100.0 |")
     assert "| tiny | bm25 | 100.0 | 100.0 | 100.0 | 100.0 |" in lines
 
 
@@ -370,9 +364,7 @@ def test_cli_reports_a_bad_query_line(tiny: tuple[Path, Path], tmp_path: Path) -
     root, _ = tiny
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(QUERIES[0]) + "\n{not json\n", encoding="utf-8")
-    result = CliRunner().invoke(
-        _cli(), ["bench", "--skills", str(root), "--queries", str(bad), "--methods", "bm25"]
-    )
+    result = CliRunner().invoke(_cli(), ["bench", "--skills", str(root), "--queries", str(bad), "--methods", "bm25"])
     assert result.exit_code == 1
     assert f"line 2 of {bad}: not valid JSON" in " ".join(result.output.split())
 

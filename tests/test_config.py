@@ -137,8 +137,7 @@ def test_arguments_beat_env_beat_file(isolated_home: Path, monkeypatch: pytest.M
         ),
         (
             "prefer:\n  github: github\n",
-            "config 'prefer' (in {path}): {'github': 'github'} 'github': each rule names "
-            "two different skills",
+            "config 'prefer' (in {path}): {'github': 'github'} 'github': each rule names two different skills",
         ),
         (
             "prefer: github-advanced\n",
@@ -148,9 +147,7 @@ def test_arguments_beat_env_beat_file(isolated_home: Path, monkeypatch: pytest.M
         ("router: [\n", "config '(file)' (in {path}): not valid YAML"),
     ],
 )
-def test_invalid_values_name_the_key_and_what_is_allowed(
-    isolated_home: Path, text: str, message: str | None
-) -> None:
+def test_invalid_values_name_the_key_and_what_is_allowed(isolated_home: Path, text: str, message: str | None) -> None:
     path = write_config(isolated_home, text)
     if message is None:  # a single folder where a list is expected is read as one folder
         assert load_settings().skill_dirs == ("~/skills",)

@@ -56,8 +56,7 @@ def write_chat_skills(root: Path) -> None:
     write_skill(
         root,
         "git-commit",
-        "name: git-commit\n"
-        "description: Stage changes and write a conventional commit message for the repository.",
+        "name: git-commit\ndescription: Stage changes and write a conventional commit message for the repository.",
     )
     write_skill(
         root,
@@ -73,8 +72,7 @@ def write_chat_skills(root: Path) -> None:
     write_skill(
         root,
         "calendar",
-        "name: calendar\n"
-        "description: Create, move and cancel meetings in the user's calendar and find free time.",
+        "name: calendar\ndescription: Create, move and cancel meetings in the user's calendar and find free time.",
     )
 
 
@@ -128,9 +126,7 @@ def test_user_rule_overrides_the_message_signals(chat: SkillPilot) -> None:
     ruled = SkillPilot(home=chat.settings.home, preconditions=False, prefer={"chat": "chat-admin"})
     result = ruled.route("post in chat that lunch is here")
     assert result.skill is not None and result.skill.id == "chat-admin"
-    assert (
-        result.reasons[0] == "chose chat-admin over chat, chat-alerts: your rule prefer: {chat: chat-admin}"
-    )
+    assert result.reasons[0] == "chose chat-admin over chat, chat-alerts: your rule prefer: {chat: chat-admin}"
     # A rule only applies where its two skills compete.
     weather = ruled.route("what's the weather in Paris tomorrow")
     assert weather.skill is not None and weather.skill.id == "weather"
@@ -139,10 +135,7 @@ def test_user_rule_overrides_the_message_signals(chat: SkillPilot) -> None:
 def test_trace_shows_the_resolver(chat: SkillPilot) -> None:
     result = chat.route("schedule an announcement in all channels for Monday", trace=True)
     decision = (result.trace or ())[-1]
-    assert (
-        "conflict resolver: chose chat-admin over chat, chat-alerts: 'schedule', 'all channels'"
-        in decision.notes
-    )
+    assert "conflict resolver: chose chat-admin over chat, chat-alerts: 'schedule', 'all channels'" in decision.notes
 
 
 @pytest.mark.parametrize(
@@ -161,9 +154,7 @@ def test_declared_priority_breaks_a_tie(
     )
     pilot = SkillPilot(home=isolated_home, preconditions=False)
     pilot.index([tmp_path / "s"])
-    assert [g.tip for g in pilot.conflict_groups()] == [
-        "add route.prefer_when to pdf-kit, pdf-tools to disambiguate"
-    ]
+    assert [g.tip for g in pilot.conflict_groups()] == ["add route.prefer_when to pdf-kit, pdf-tools to disambiguate"]
     result = pilot.route("merge these two pdfs into one")
     assert result.skill is not None and result.skill.id == winner
     assert result.conflict_alternatives == (loser,)
@@ -190,9 +181,7 @@ def test_same_name_copies_get_the_copy_tip(tmp_path: Path, isolated_home: Path) 
 def test_groups_do_not_chain(tmp_path: Path, isolated_home: Path) -> None:
     """a~b strongly and b~c moderately, a and c unrelated: c stays out (average linkage)."""
     for name in ("a", "b", "c", "d"):
-        write_skill(
-            tmp_path, name, f"name: {name}\ndescription: Skill {name} does one particular thing well."
-        )
+        write_skill(tmp_path, name, f"name: {name}\ndescription: Skill {name} does one particular thing well.")
     pilot = SkillPilot(home=isolated_home, enable_semantic=False)
     pilot.index([tmp_path])
     skills = pilot.skills()

@@ -55,9 +55,7 @@ class EmbeddingsServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(
-                    {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
-                )
+                server.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
                 if server.status != 200:
                     payload: dict[str, Any] = {"error": {"message": "boom"}}
                 else:

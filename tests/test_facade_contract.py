@@ -40,8 +40,11 @@ def _blas_threads() -> list[int]:
 
 
 def test_a_misspelt_override_names_the_key_and_the_closest_ones(isolated_home: Path) -> None:
-    with pytest.raises(ConfigError, match=r"'hard_treshold' \(in override\): unknown setting; did you mean "
-                       r"hard_threshold or soft_threshold\?"):
+    with pytest.raises(
+        ConfigError,
+        match=r"'hard_treshold' \(in override\): unknown setting; did you mean "
+        r"hard_threshold or soft_threshold\?",
+    ):
         SkillPilot(home=isolated_home, hard_treshold=0.9)
     settings = SkillPilot(home=isolated_home).settings
     with pytest.raises(ConfigError, match="'enable_semantik'.*did you mean enable_semantic"):
@@ -109,8 +112,12 @@ def test_route_queries_honours_fail_on_passthrough(isolated_home: Path, tmp_path
     assert decisions[1] == "passthrough" and len(decisions) == 2
     only_routes = tmp_path / "routes.jsonl"
     only_routes.write_text('{"id": 1, "query": "merge PDF files"}\n')
-    assert runner.invoke(app, ["route", "--queries", str(only_routes), "--home", str(isolated_home),
-                               "--fail-on-passthrough"]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["route", "--queries", str(only_routes), "--home", str(isolated_home), "--fail-on-passthrough"]
+        ).exit_code
+        == 0
+    )
 
 
 def test_output_format_in_the_config_sets_the_cli_default(isolated_home: Path, tmp_path: Path) -> None:

@@ -46,9 +46,7 @@ def from_skill_md(folder: Path) -> IndexedSkill:
     _, front, body = (folder / "SKILL.md").read_text(encoding="utf-8").split("---\n", 2)
     meta = yaml.safe_load(front)
     route = meta.get("route", {})
-    hints = RouteHints(
-        triggers=tuple(route.get("triggers", ())), prefer_when=tuple(route.get("prefer_when", ()))
-    )
+    hints = RouteHints(triggers=tuple(route.get("triggers", ())), prefer_when=tuple(route.get("prefer_when", ())))
     return make(meta["name"], meta["description"], body, hints)
 
 
@@ -85,9 +83,7 @@ def test_trigger_matches_stemmed_and_ignores_stop_words(conflicts: Conflicts, qu
 
 def test_trigger_needs_its_words_in_order(conflicts: Conflicts) -> None:
     assert ranked(conflicts, "the PR I was opening") == [("github", 0.5, ("prefer_when 'PR'",))]
-    assert ranked(conflicts, "create an issue") == [
-        ("github", 9.0, ("trigger 'create issue'", "prefer_when 'issue'"))
-    ]
+    assert ranked(conflicts, "create an issue") == [("github", 9.0, ("trigger 'create issue'", "prefer_when 'issue'"))]
 
 
 def test_two_triggers_of_different_skills_longer_first(conflicts: Conflicts) -> None:

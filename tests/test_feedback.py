@@ -74,9 +74,7 @@ def test_a_signal_is_durable_and_seen_by_other_routers(pilot: SkillPilot) -> Non
     assert rows == [(signal.id, "corrected", CORRECTED, "chat-alerts", "chat")]
     assert encoders == {e.name for e in pilot.encoders}
     assert routes(long_lived, CORRECTED) == ["chat-alerts"]
-    assert routes(SkillPilot(home=pilot.settings.home, preconditions=False), PARAPHRASES[1]) == [
-        "chat-alerts"
-    ]
+    assert routes(SkillPilot(home=pilot.settings.home, preconditions=False), PARAPHRASES[1]) == ["chat-alerts"]
 
 
 def test_batch_size_sets_when_signals_count(pilot: SkillPilot) -> None:
@@ -159,14 +157,10 @@ def _cli(*args: str, home: Path) -> CliOutcome:
 
 def test_feedback_commands(pilot: SkillPilot) -> None:
     home = pilot.settings.home
-    recorded = _cli(
-        "feedback", "correct", "--wrong", "chat", "--right", "chat-alerts", "--query", CORRECTED, home=home
-    )
+    recorded = _cli("feedback", "correct", "--wrong", "chat", "--right", "chat-alerts", "--query", CORRECTED, home=home)
     assert recorded.returncode == 0, recorded.stderr
     assert recorded.stdout == f"recorded #1 corrected: chat -> chat-alerts for {CORRECTED!r}\n"
-    confirmed = _cli(
-        "feedback", "confirm", "--skill", "weather", "--query", "rain in Oslo?", "--json", home=home
-    )
+    confirmed = _cli("feedback", "confirm", "--skill", "weather", "--query", "rain in Oslo?", "--json", home=home)
     assert json.loads(confirmed.stdout)["kind"] == "confirmed"
     stats = json.loads(_cli("feedback", "stats", "--json", home=home).stdout)
     assert (stats["signals"], stats["by_kind"]["corrected"], stats["examples"]) == (2, 1, 3)

@@ -19,9 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO.parent / "shared" / "bench"
 
 
-def fp_of(
-    tmp_path: Path, description: str, body: str = "Body.", name: str = "demo", extra: str = ""
-) -> Fingerprint:
+def fp_of(tmp_path: Path, description: str, body: str = "Body.", name: str = "demo", extra: str = "") -> Fingerprint:
     path = tmp_path / name / "SKILL.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"---\nname: {name}\ndescription: {json.dumps(description)}\n{extra}---\n{body}\n")
@@ -177,9 +175,7 @@ def test_every_bench_skill_gets_a_fingerprint() -> None:
 
     assert all(fp.keywords for fp in prints.values())
     with_patterns = sum(1 for fp in prints.values() if fp.intent_patterns)
-    assert with_patterns >= 0.7 * len(prints), (
-        f"only {with_patterns} of {len(prints)} skills have intent patterns"
-    )
+    assert with_patterns >= 0.7 * len(prints), f"only {with_patterns} of {len(prints)} skills have intent patterns"
     notes = prints["steipete-clawdis/apple-notes"]
     assert notes.preconditions == Requirements(bins=("memo",), os=("darwin",))
     assert (

@@ -19,48 +19,87 @@ MISSING_ENV = "SKILLPILOT_LINT_TEST_TOKEN"
 
 
 def _skills(root: Path) -> Path:
-    write_skill(root, "pdf-tools", "name: pdf-tools\ndescription: PDF tools.",
-                "# PDF tools\n\nMerge, split and rotate PDF files with qpdf.\n")
-    write_skill(root, "slack-post", """
+    write_skill(
+        root,
+        "pdf-tools",
+        "name: pdf-tools\ndescription: PDF tools.",
+        "# PDF tools\n\nMerge, split and rotate PDF files with qpdf.\n",
+    )
+    write_skill(
+        root,
+        "slack-post",
+        """
         name: slack-post
         description: Post a message to a Slack channel. Use when the user wants to send a message to Slack.
-        """, "# Slack post\n\nSend the message with the Slack API.\n")
-    write_skill(root, "slack-message", """
+        """,
+        "# Slack post\n\nSend the message with the Slack API.\n",
+    )
+    write_skill(
+        root,
+        "slack-message",
+        """
         name: slack-message
         description: Send a message to a Slack channel or a Slack user. Use when the user wants to message
           someone on Slack, including direct messages.
-        """, "# Slack message\n\nSend the message with the Slack API, to a channel or as a direct message.\n")
-    write_skill(root, "deploy-app", """
+        """,
+        "# Slack message\n\nSend the message with the Slack API, to a channel or as a direct message.\n",
+    )
+    write_skill(
+        root,
+        "deploy-app",
+        """
         name: deploy-app
         description: Deploy the web app to the staging server with the deploy script. Use when the user wants
           to deploy or ship the app to staging.
         route:
           triggers: [deploy the app]
-        """, "# Deploy\n\nRun ./deploy.sh staging.\n")
-    write_skill(root, "release-app", """
+        """,
+        "# Deploy\n\nRun ./deploy.sh staging.\n",
+    )
+    write_skill(
+        root,
+        "release-app",
+        """
         name: release-app
         description: Release the web app to production after the checks pass, and tag the release in git.
           Use when the user wants to release to production.
         route:
           triggers: [deploy the app to production]
-        """, "# Release\n\nRun the checks, then ./deploy.sh production and git tag.\n")
-    write_skill(root, "docx-merge", """
+        """,
+        "# Release\n\nRun the checks, then ./deploy.sh production and git tag.\n",
+    )
+    write_skill(
+        root,
+        "docx-merge",
+        """
         name: docx-merge
         description: Merge several Word documents into one file, keeping their styles. Use when the user
           wants to combine .docx files.
-        """, "# Merge\n\nUse python-docx.\n")
-    write_skill(root, "office-tools", """
+        """,
+        "# Merge\n\nUse python-docx.\n",
+    )
+    write_skill(
+        root,
+        "office-tools",
+        """
         name: office-tools
         description: Work with office files of every kind. Merge several Word documents into one file.
           Convert spreadsheets to CSV and count words in documents.
-        """, "# Office\n\nVarious helpers.\n")
-    write_skill(root, "weather-report", f"""
+        """,
+        "# Office\n\nVarious helpers.\n",
+    )
+    write_skill(
+        root,
+        "weather-report",
+        f"""
         name: weather-report
         description: Fetch the weather forecast for a city from the weather API. Use when the user asks
           about the weather, rain or temperature somewhere.
         requires:
           env: [{MISSING_ENV}]
-        """, "# Weather\n\nCall the API with the token.\n")
+        """,
+        "# Weather\n\nCall the API with the token.\n",
+    )
     return root
 
 
@@ -111,9 +150,7 @@ def test_trigger_colliding_with_another_skills_trigger(reports: dict[str, SkillL
 def test_own_sentence_routing_to_another_skill_is_confusable(reports: dict[str, SkillLint]) -> None:
     confusable = _finding(reports["office-tools"], "confusable")
     assert confusable.message == "what it says it is for routes to docx-merge"
-    assert confusable.evidence[0].startswith(
-        "'Merge several Word documents into one file' routes to docx-merge ("
-    )
+    assert confusable.evidence[0].startswith("'Merge several Word documents into one file' routes to docx-merge (")
     assert all(f.code != "confusable" for f in reports["docx-merge"].findings)
 
 
@@ -181,12 +218,28 @@ def test_cli_without_paths_lints_the_index(isolated_home: Path) -> None:
 
 # Twenty tools, each described by what only it handles, and one skill described in the words
 # they all share: enough skills for word counts to mean something (GENERIC_MIN_SKILLS).
-_TOOLS = ("ffmpeg video clips", "pandoc markup conversions", "terraform cloud infrastructure", "kubectl pod logs",
-          "psql postgres tables", "redis cache keys", "nginx virtual hosts", "certbot tls certificates",
-          "rsync incremental backups", "exiftool photo metadata", "tesseract scanned receipts",
-          "graphviz dependency graphs", "sqlite embedded databases", "imagemagick thumbnail images",
-          "gpg detached signatures", "jq json documents", "cron recurring schedules", "qpdf encrypted pages",
-          "whisper audio transcripts", "ledger household budgets")
+_TOOLS = (
+    "ffmpeg video clips",
+    "pandoc markup conversions",
+    "terraform cloud infrastructure",
+    "kubectl pod logs",
+    "psql postgres tables",
+    "redis cache keys",
+    "nginx virtual hosts",
+    "certbot tls certificates",
+    "rsync incremental backups",
+    "exiftool photo metadata",
+    "tesseract scanned receipts",
+    "graphviz dependency graphs",
+    "sqlite embedded databases",
+    "imagemagick thumbnail images",
+    "gpg detached signatures",
+    "jq json documents",
+    "cron recurring schedules",
+    "qpdf encrypted pages",
+    "whisper audio transcripts",
+    "ledger household budgets",
+)
 
 
 @pytest.fixture(scope="module")
@@ -194,30 +247,64 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SkillLint]:
     root = tmp_path_factory.mktemp("lint-catalog")
     for tool in _TOOLS:
         binary, subject = tool.split(" ", 1)
-        write_skill(root, binary, f"""
+        write_skill(
+            root,
+            binary,
+            f"""
             name: {binary}
             description: Create {subject} files with {binary}. Use when the user asks about {subject}.
-            """, f"# {binary}\n\nRun {binary} on the {subject}.\n")
-    write_skill(root, "project-helper", """
+            """,
+            f"# {binary}\n\nRun {binary} on the {subject}.\n",
+        )
+    write_skill(
+        root,
+        "project-helper",
+        """
         name: project-helper
         description: Create files for the user. Use when the user asks to create files.
-        """, "# Project helper\n\n- Summarise the changelog into release highlights\n")
+        """,
+        "# Project helper\n\n- Summarise the changelog into release highlights\n",
+    )
     # Its first tasks are its own; the later ones are other tools' work. Spread over the body,
     # the sample reaches them.
-    own = [f"Draft the {n} release notes section from the merged pull requests" for n in
-           ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")]
-    others = [f"Create {subject} files" for subject in ("video clips", "postgres tables", "json documents",
-              "tls certificates", "audio transcripts", "photo metadata", "pod logs", "cache keys")]
-    write_skill(root, "release-notes", """
+    own = [
+        f"Draft the {n} release notes section from the merged pull requests"
+        for n in ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+    ]
+    others = [
+        f"Create {subject} files"
+        for subject in (
+            "video clips",
+            "postgres tables",
+            "json documents",
+            "tls certificates",
+            "audio transcripts",
+            "photo metadata",
+            "pod logs",
+            "cache keys",
+        )
+    ]
+    write_skill(
+        root,
+        "release-notes",
+        """
         name: release-notes
         description: Draft release notes from merged pull requests, grouped by change type. Use when the
           user wants release notes or a changelog for a version.
-        """, "# Release notes\n\n" + "Release notes are drafted from merged pull requests. " * 6 + "\n\n"
+        """,
+        "# Release notes\n\n"
+        + "Release notes are drafted from merged pull requests. " * 6
+        + "\n\n"
         + "- Not for encrypted pdf pages files: use a pdf tool instead\n"
-        + "".join(f"- {task}\n" for task in [*own, *others]))
+        + "".join(f"- {task}\n" for task in [*own, *others]),
+    )
     # Keyword-only: the check counts words, and the routes are fast without the models.
-    pilot = SkillPilot(home=tmp_path_factory.mktemp("lint-catalog-home"), preconditions=False,
-                       feedback_enabled=False, enable_semantic=False)
+    pilot = SkillPilot(
+        home=tmp_path_factory.mktemp("lint-catalog-home"),
+        preconditions=False,
+        feedback_enabled=False,
+        enable_semantic=False,
+    )
     pilot.index([root])
     return {r.id: r for r in lint(pilot)}
 
@@ -233,9 +320,7 @@ def test_description_in_everyone_s_words_is_generic(catalog: dict[str, SkillLint
     # (release-notes' description says "changelog" and "release").
     assert generic.fix.endswith(": mention 'highlights', 'summarise', 'changelog', 'release'")
     # Each other skill's own words set it apart; its shared ones are no more than the catalog's usual.
-    assert [k for k, r in catalog.items() for f in r.findings if f.code == "generic-description"] == [
-        "project-helper"
-    ]
+    assert [k for k, r in catalog.items() for f in r.findings if f.code == "generic-description"] == ["project-helper"]
 
 
 def test_body_tasks_are_sampled_across_the_body(catalog: dict[str, SkillLint]) -> None:
@@ -246,6 +331,7 @@ def test_body_tasks_are_sampled_across_the_body(catalog: dict[str, SkillLint]) -
         f"the body's task 'Create {subject} files' leaves it out of the route's top 3"
         for subject in ("video clips", "json documents", "audio transcripts", "pod logs")
     ]
-    assert vague.evidence[0].startswith("the body's task 'Create video clips files' leaves it out of the "
-                                        "route's top 3 (routes to ffmpeg, ")
+    assert vague.evidence[0].startswith(
+        "the body's task 'Create video clips files' leaves it out of the route's top 3 (routes to ffmpeg, "
+    )
     assert vague.penalty == 30 * 4 / 8

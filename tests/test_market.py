@@ -28,73 +28,124 @@ LONG_STEPS = " ".join(
 
 
 def _skills(root: Path) -> None:
-    write_skill(root, "image-to-prompt", """
+    write_skill(
+        root,
+        "image-to-prompt",
+        """
         name: image-to-prompt
         description: Convert an image into a reusable text-to-image generation prompt.
         metadata:
           categories: [images]
           public_capabilities: [image-understanding]
           installs: 40
-        """, "Describe subject, style, lighting and lens, then write the prompt.\n")
-    write_skill(root, "prompt-from-picture", """
+        """,
+        "Describe subject, style, lighting and lens, then write the prompt.\n",
+    )
+    write_skill(
+        root,
+        "prompt-from-picture",
+        """
         name: prompt-from-picture
         description: Turn a picture into a detailed prompt for image generation models.
         metadata:
           categories: [images]
           installs: 20000
           quality: 0.95
-        """, "Look at the picture and write a prompt.\n")
-    write_skill(root, "lighting-recovery", """
+        """,
+        "Look at the picture and write a prompt.\n",
+    )
+    write_skill(
+        root,
+        "lighting-recovery",
+        """
         name: lighting-recovery
         description: Recover the lighting setup and camera parameters from a photo.
         private: true
         metadata:
           categories: [images]
-        """, f"Internal recipe: {SECRET}. Estimate the key light angle from the shadows.\n")
-    write_skill(root, "photo-restore", """
+        """,
+        f"Internal recipe: {SECRET}. Estimate the key light angle from the shadows.\n",
+    )
+    write_skill(
+        root,
+        "photo-restore",
+        """
         name: photo-restore
         description: Restore old, scratched or faded photographs.
         metadata: {categories: [images]}
-        """, "Remove scratches, fix fading and colourise.\n")
-    write_skill(root, "ledger-reconcile", """
+        """,
+        "Remove scratches, fix fading and colourise.\n",
+    )
+    write_skill(
+        root,
+        "ledger-reconcile",
+        """
         name: ledger-reconcile
         description: Reconcile the accounting ledger against bank statements.
         metadata: {categories: [finance]}
-        """, LONG_STEPS + "\n")
-    write_skill(root, "ledger-reconcile-pro", """
+        """,
+        LONG_STEPS + "\n",
+    )
+    write_skill(
+        root,
+        "ledger-reconcile-pro",
+        """
         name: ledger-reconcile-pro
         description: Reconcile ledgers with bank statements, with extra checks.
         metadata: {categories: [finance]}
-        """, "Pro edition. " + LONG_STEPS + " Finally email the controller.\n")
-    write_skill(root, "ledger-reconcile-lite", """
+        """,
+        "Pro edition. " + LONG_STEPS + " Finally email the controller.\n",
+    )
+    write_skill(
+        root,
+        "ledger-reconcile-lite",
+        """
         name: ledger-reconcile-lite
         description: Quick reconciliation of a ledger with a bank CSV export.
         trust_tier: official
         metadata: {categories: [finance], forked_from: ledger-reconcile}
-        """, "Load both files, match amounts by date, list what is left over.\n")
-    write_skill(root, "invoice-chaser", """
+        """,
+        "Load both files, match amounts by date, list what is left over.\n",
+    )
+    write_skill(
+        root,
+        "invoice-chaser",
+        """
         name: invoice-chaser
         description: Write polite reminder emails for unpaid invoices.
         metadata: {categories: [finance]}
-        """, "Find overdue invoices and draft one reminder per customer.\n")
-    write_skill(root, "acme/brand-guidelines", """
+        """,
+        "Find overdue invoices and draft one reminder per customer.\n",
+    )
+    write_skill(
+        root,
+        "acme/brand-guidelines",
+        """
         name: brand-guidelines
         description: Apply the Acme brand colours and typography to documents.
         metadata: {categories: [design]}
-        """, "Acme orange #ff6600 for headings, Inter for body text, logo top left.\n")
-    write_skill(root, "globex/brand-guidelines", """
+        """,
+        "Acme orange #ff6600 for headings, Inter for body text, logo top left.\n",
+    )
+    write_skill(
+        root,
+        "globex/brand-guidelines",
+        """
         name: brand-guidelines
         description: Write copy in the Globex voice: plain, friendly, short.
         metadata: {categories: [design]}
-        """, "Use second person, avoid jargon, keep sentences under twenty words.\n")
+        """,
+        "Use second person, avoid jargon, keep sentences under twenty words.\n",
+    )
 
 
 @pytest.fixture(scope="module")
 def market(tmp_path_factory: pytest.TempPathFactory) -> Market:
     root = tmp_path_factory.mktemp("market-skills")
     _skills(root)
-    pilot = SkillPilot(home=tmp_path_factory.mktemp("market-home"), embed_provider="use-multilingual",
-                       preconditions=False)
+    pilot = SkillPilot(
+        home=tmp_path_factory.mktemp("market-home"), embed_provider="use-multilingual", preconditions=False
+    )
     pilot.index([root])
     return Market(pilot)
 
@@ -130,10 +181,19 @@ def test_search_reranks_by_signals_and_explains(market: Market) -> None:
     assert top.signals["popularity"] == 1.0
     assert any(line.startswith("popularity 1.00 (20,000 installs) lifted it") for line in top.explanation)
     assert top.explanation[0].startswith("relevance ")
-    assert top.score == pytest.approx(sum(
-        weight * top.signals[name] for name, weight in
-        {"relevance": 0.75, "quality": 0.08, "popularity": 0.1, "recency": 0.04, "trust": 0.03}.items()
-    ), abs=1e-3)
+    assert top.score == pytest.approx(
+        sum(
+            weight * top.signals[name]
+            for name, weight in {
+                "relevance": 0.75,
+                "quality": 0.08,
+                "popularity": 0.1,
+                "recency": 0.04,
+                "trust": 0.03,
+            }.items()
+        ),
+        abs=1e-3,
+    )
 
 
 def test_weights_come_from_the_catalog_file(market: Market) -> None:
@@ -142,7 +202,8 @@ def test_weights_come_from_the_catalog_file(market: Market) -> None:
     try:
         by_relevance = market.search("make a generation prompt from an image", top_k=2)
         assert [h.signals["relevance"] for h in by_relevance] == sorted(
-            (h.signals["relevance"] for h in by_relevance), reverse=True)
+            (h.signals["relevance"] for h in by_relevance), reverse=True
+        )
         assert all("popularity" not in line for h in by_relevance for line in h.explanation)
     finally:
         path.unlink()
@@ -192,8 +253,10 @@ def test_dedup_marks_forks_drifted_copies_and_keeps_namesakes_apart(market: Mark
     assert cluster.kind == "fork"
     kinds = {(p.a, p.b): p.kind for p in cluster.pairs}
     # The lite fork shares no text with its origin: the declared relation is what joins them.
-    assert kinds == {("ledger-reconcile", "ledger-reconcile-lite"): "fork",
-                     ("ledger-reconcile", "ledger-reconcile-pro"): "drifted"}
+    assert kinds == {
+        ("ledger-reconcile", "ledger-reconcile-lite"): "fork",
+        ("ledger-reconcile", "ledger-reconcile-pro"): "drifted",
+    }
     assert all(m.path.endswith(m.key) for m in cluster.members)
     assert not any("brand-guidelines" in i for c in clusters for i in c.ids)
 
@@ -229,10 +292,15 @@ def test_dedup_on_the_development_corpus(tmp_path: Path) -> None:
 
 def test_find_skill_merges_market_and_installed(market: Market, tmp_path: Path) -> None:
     home_root = tmp_path / "installed"
-    write_skill(home_root, "photo-restore", """
+    write_skill(
+        home_root,
+        "photo-restore",
+        """
         name: photo-restore
         description: Restore old, scratched or faded photographs.
-        """, "My own copy.\n")
+        """,
+        "My own copy.\n",
+    )
     installed = SkillPilot(home=tmp_path / "home", enable_semantic=False)
     installed.index([home_root])
     found = find_skill("restore an old scratched photograph", market=market, installed=installed, top_k=3)
@@ -243,8 +311,9 @@ def test_find_skill_merges_market_and_installed(market: Market, tmp_path: Path) 
     assert "installed: +0.1" in top["explanation"]
     assert [r["id"] for r in found["results"]].count("photo-restore") == 1
     assert all("path" not in r for r in found["results"] if not r["installed"])
-    filtered = find_skill("restore a photo", market=market, installed=installed,
-                          filters={"exclude_ids": ["photo-restore"]})
+    filtered = find_skill(
+        "restore a photo", market=market, installed=installed, filters={"exclude_ids": ["photo-restore"]}
+    )
     assert "photo-restore" not in [r["id"] for r in filtered["results"]]
     listed = find_skill("", market=market, installed=installed, scope=["installed"])
     assert listed["mode"] == "list" and [r["id"] for r in listed["results"]] == ["photo-restore"]
@@ -267,8 +336,11 @@ class _FailingStore:
 
 def test_catalog_file_sets_privacy_tier_and_categories(market: Market) -> None:
     path = market.pilot.settings.home / "market.yaml"
-    path.write_text(yaml.safe_dump({"skills": {"photo-restore": {
-        "private": True, "trust_tier": "verified", "categories": ["restoration"]}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {"skills": {"photo-restore": {"private": True, "trust_tier": "verified", "categories": ["restoration"]}}}
+        )
+    )
     try:
         public = market.public("photo-restore")
         assert (public.private, public.trust_tier, public.categories) == (True, "verified", ("restoration",))
@@ -281,10 +353,12 @@ def test_catalog_file_sets_privacy_tier_and_categories(market: Market) -> None:
 
 def test_catalog_file_errors_name_the_key(market: Market) -> None:
     path = market.pilot.settings.home / "market.yaml"
-    path.write_text(textwrap.dedent("""
+    path.write_text(
+        textwrap.dedent("""
         skills:
           photo-restore: {installs: many}
-        """))
+        """)
+    )
     try:
         with pytest.raises(ConfigError, match=r"skills\.photo-restore\.installs"):
             market.search("photo")

@@ -83,8 +83,7 @@ def kb_folder(tmp_path: Path) -> Path:
     folder = tmp_path / "kb"
     (folder / "ops").mkdir(parents=True)
     (folder / "ops" / "nginx.md").write_text(
-        "# Nginx 反向代理\n\n在 nginx.conf 的 server 块里用 proxy_pass 指向上游服务，"
-        "然后执行 nginx -s reload。\n",
+        "# Nginx 反向代理\n\n在 nginx.conf 的 server 块里用 proxy_pass 指向上游服务，然后执行 nginx -s reload。\n",
         encoding="utf-8",
     )
     (folder / "redis.txt").write_text(
@@ -131,14 +130,8 @@ def triples_csv(tmp_path: Path) -> Path:
 def test_every_supported_document_kind_is_read(kb_folder: Path) -> None:
     html = read_document(kb_folder / "sso.html")
     assert html.title == "SSO setup"
-    assert (
-        " ".join(html.text.split())
-        == "Single sign-on Configure SSO in the admin console under Security & Login."
-    )
-    assert (
-        read_document(kb_folder / "release.pdf").text
-        == "Release checklist: run the migrations before the deploy."
-    )
+    assert " ".join(html.text.split()) == "Single sign-on Configure SSO in the admin console under Security & Login."
+    assert read_document(kb_folder / "release.pdf").text == "Release checklist: run the migrations before the deploy."
     docx_text = read_document(kb_folder / "policy.docx").text
     assert docx_text.splitlines()[0] == "Refund policy: annual plans are refunded pro rata."
     assert "annual | pro rata" in docx_text
@@ -186,9 +179,7 @@ def test_knowledge_search_finds_chinese_and_english_chunks(settings: Settings, k
         "ops:policy.docx:chunk-0",
     )
     assert 0 < top.score <= 1
-    missing = omni_retrieve(
-        OmniRequest("怎么配置 nginx", knowledge_base="nope"), settings, classifier=KEYWORDS_ONLY
-    )
+    missing = omni_retrieve(OmniRequest("怎么配置 nginx", knowledge_base="nope"), settings, classifier=KEYWORDS_ONLY)
     assert missing.warnings == ("knowledge: unavailable: no knowledge base 'nope'; built: ops",)
 
 
@@ -207,8 +198,7 @@ def test_attachments_belong_to_their_session(settings: Settings, tmp_path: Path)
     )
     assert other.items == ()
     assert other.warnings == (
-        "attachment: unavailable: session 's2' has no attachments; add some with "
-        "`skillpilot attach s2 FILE...`",
+        "attachment: unavailable: session 's2' has no attachments; add some with `skillpilot attach s2 FILE...`",
     )
     with pytest.raises(DocumentError, match="no such file"):
         attach_files(settings, "s1", [tmp_path / "gone.txt"])
@@ -233,9 +223,7 @@ def test_graph_entities_neighbours_and_paths(settings: Settings, triples_csv: Pa
     assert [i.key for i in relation[1:3]] == ["entity:张三", "entity:李四"]
     assert relation[2].snippet == "李四 → 参与 → 项目A; 李四 → 隶属 → 研发部"
     # Two hops from 李四: 王五 manages 李四's department, a fact no named entity's item shows.
-    assert [(i.key, i.snippet, i.score) for i in relation[3:]] == [
-        ("entity:研发部", "王五 → 管理 → 研发部", 0.4)
-    ]
+    assert [(i.key, i.snippet, i.score) for i in relation[3:]] == [("entity:研发部", "王五 → 管理 → 研发部", 0.4)]
     partial = source.fetch("Who worked on Apollo?", 5)
     assert partial[0].entity_name == "Project Apollo"
     assert partial[0].snippet == "Alice Smith → works on → Project Apollo; Bob → works on → Project Apollo"
@@ -247,9 +235,7 @@ def test_graph_entities_neighbours_and_paths(settings: Settings, triples_csv: Pa
 
 def test_triples_load_from_json_and_bad_rows_are_named(settings: Settings, tmp_path: Path) -> None:
     good = tmp_path / "t.json"
-    good.write_text(
-        json.dumps([{"subject": "Acme", "predicate": "supplies", "object": "Globex"}]), encoding="utf-8"
-    )
+    good.write_text(json.dumps([{"subject": "Acme", "predicate": "supplies", "object": "Globex"}]), encoding="utf-8")
     report = load_triples(settings, good, "biz", replace=True)
     assert (report.space, report.triples, report.replaced) == ("biz", 1, True)
     bad = tmp_path / "bad.csv"
@@ -338,9 +324,7 @@ class Fixed:
 
 
 POLICY = FetchPolicy(timeouts={"attachment": 2.0, "knowledge": 0.2, "graph": 2.0}, overall=5.0, retry=1)
-GRAPH_ITEM = OmniItem(
-    "graph", "entity:张三", 0.8, "张三 → 参与 → 项目A", entity_name="张三", entity_type="人物"
-)
+GRAPH_ITEM = OmniItem("graph", "entity:张三", 0.8, "张三 → 参与 → 项目A", entity_name="张三", entity_type="人物")
 
 
 def test_a_slow_source_is_skipped_and_a_failing_one_retried_once() -> None:
@@ -352,9 +336,7 @@ def test_a_slow_source_is_skipped_and_a_failing_one_retried_once() -> None:
     assert [o.source for o in outcomes] == ["attachment", "knowledge", "graph"]
     assert (by_source["graph"].status, by_source["graph"].items) == ("ok", (GRAPH_ITEM,))
     assert by_source["knowledge"].warning == "knowledge: timeout: no answer within 200 ms; skipped"
-    assert by_source["attachment"].warning == (
-        "attachment: error after 2 attempts: ConnectionError: upstream reset"
-    )
+    assert by_source["attachment"].warning == ("attachment: error after 2 attempts: ConnectionError: upstream reset")
     assert (broken.calls, sleepy.calls) == (2, 1)  # retried once; the timed-out source never
 
 
@@ -391,14 +373,10 @@ def test_all_sources_failing_gives_an_empty_context_with_the_reasons(settings: S
 
 
 def test_fusion_weights_dedupes_and_cites_across_sections() -> None:
-    chunk = OmniItem(
-        "attachment", "a#0", 0.9, "项目A的交付日期是6月30日。", title="需求文档v2.pdf", chunk_id="a#0"
-    )
+    chunk = OmniItem("attachment", "a#0", 0.9, "项目A的交付日期是6月30日。", title="需求文档v2.pdf", chunk_id="a#0")
     outcomes = [
         SourceOutcome("attachment", "ok", (chunk, OmniItem("attachment", "a#0", 0.5, "dup", chunk_id="a#0"))),
-        SourceOutcome(
-            "knowledge", "ok", (OmniItem("knowledge", "k#12", 0.8, "交付流程见规范。", chunk_id="k#12"),)
-        ),
+        SourceOutcome("knowledge", "ok", (OmniItem("knowledge", "k#12", 0.8, "交付流程见规范。", chunk_id="k#12"),)),
         SourceOutcome("graph", "ok", (GRAPH_ITEM,)),
     ]
     ranked = merge(outcomes, {"attachment": 1.0, "knowledge": 0.5, "graph": 1.0})
@@ -414,9 +392,7 @@ def test_fusion_weights_dedupes_and_cites_across_sections() -> None:
 
 def test_context_is_cut_to_max_tokens_with_the_real_tokenizer() -> None:
     counter = TokenCounter()
-    long = OmniItem(
-        "knowledge", "k#1", 0.9, "The deploy runs the database migrations first. " * 40, chunk_id="k#1"
-    )
+    long = OmniItem("knowledge", "k#1", 0.9, "The deploy runs the database migrations first. " * 40, chunk_id="k#1")
     short = OmniItem("graph", "entity:bob", 0.5, "Bob → works on → Project Apollo", entity_name="Bob")
     whole = fit([long, short], 5000, counter)
     assert not whole.truncated and len(whole.items) == 2
@@ -440,9 +416,7 @@ def test_omni_retrieve_mixed_end_to_end_in_the_seed_shape(
     memo = tmp_path / "memo.txt"
     memo.write_text("张三和李四下周一起评审项目A。", encoding="utf-8")
     attach_files(settings, "s1", [memo])
-    request = OmniRequest.from_json(
-        {"query": "附件里的张三和李四是什么关系？", "sessionId": "s1", "maxTokens": 300}
-    )
+    request = OmniRequest.from_json({"query": "附件里的张三和李四是什么关系？", "sessionId": "s1", "maxTokens": 300})
     result = omni_retrieve(request, settings, classifier=KEYWORDS_ONLY)
     data = result.to_json()
     assert list(data) == ["intent", "sources", "items", "contextText", "warnings", "truncated"]

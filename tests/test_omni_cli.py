@@ -46,9 +46,7 @@ def test_sources_are_built_by_commands_then_fused(isolated_home: Path, tmp_path:
     assert "attachment 's1': 1 added" in attached.stderr
 
     triples = tmp_path / "t.json"
-    triples.write_text(
-        json.dumps([{"subject": "张三", "predicate": "负责", "object": "项目A"}]), encoding="utf-8"
-    )
+    triples.write_text(json.dumps([{"subject": "张三", "predicate": "负责", "object": "项目A"}]), encoding="utf-8")
     loaded = run("graph", "load", str(triples), "--json", home=isolated_home)
     assert json.loads(loaded.stdout)["triples"] == 1
 

@@ -102,8 +102,7 @@ def test_unreadable_modules_are_skipped_with_the_reason(isolated_home: Path, tmp
     )
     (root / "anonymous").mkdir()
     (root / "anonymous" / "ontoskill.ttl").write_text(
-        "@prefix oc: <https://ontoskills.sh/ontology#> .\n"
-        'oc:skill_x a oc:Skill ; oc:resolvesIntent "do x" .\n',
+        '@prefix oc: <https://ontoskills.sh/ontology#> .\noc:skill_x a oc:Skill ; oc:resolvesIntent "do x" .\n',
         "utf-8",
     )
     shutil.copytree(HELLO.parent, root / "hello")
@@ -161,9 +160,7 @@ def test_compile_writes_intents_json_in_ontoskills_format(compiled: tuple[Path, 
     assert not (out / "vague").exists()
 
 
-def test_the_index_uses_precomputed_intent_vectors(
-    compiled: tuple[Path, CompileReport], tmp_path: Path
-) -> None:
+def test_the_index_uses_precomputed_intent_vectors(compiled: tuple[Path, CompileReport], tmp_path: Path) -> None:
     out, _ = compiled
     tree = tmp_path / "tree"
     shutil.copytree(out, tree)
@@ -239,9 +236,7 @@ def test_cli_compile_json_and_usage_errors(isolated_home: Path, tmp_path: Path) 
         "compiled-tree/01e38e7/ontoskills/office/ontoskill.ttl",
         "mareasw/greeting/hello/ontoskill.ttl",
     ]
-    bad = _cli(
-        "compile", "-i", str(REGISTRY), "-o", str(tmp_path / "x"), "--package", "nope", home=isolated_home
-    )
+    bad = _cli("compile", "-i", str(REGISTRY), "-o", str(tmp_path / "x"), "--package", "nope", home=isolated_home)
     assert bad.returncode == 2 and "author/package" in bad.stderr
     missing = _cli(
         "compile",

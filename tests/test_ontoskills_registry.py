@@ -71,9 +71,7 @@ def _greeting(registry_dir: Path) -> Path:
 def _state(home: Path) -> list[str]:
     """Everything install leaves in the state folder besides the lock (should be nothing)."""
     folder = home / "state"
-    return (
-        sorted(p.name for p in folder.iterdir() if p.name != "registry.lock.json") if folder.exists() else []
-    )
+    return sorted(p.name for p in folder.iterdir() if p.name != "registry.lock.json") if folder.exists() else []
 
 
 def test_install_over_http_then_route_list_and_uninstall(served: str, isolated_home: Path) -> None:
@@ -150,12 +148,8 @@ def test_checksums_are_checked_when_the_registry_gives_them(
     assert (isolated_home / "ontologies" / "author" / "mareasw" / "greeting" / "hello").is_dir()
 
 
-@pytest.mark.parametrize(
-    "path", ["../../escaped.ttl", "/etc/passwd", "hello/../../x.ttl", "a\\..\\b.ttl", ""]
-)
-def test_paths_leaving_the_package_are_refused(
-    path: str, served: str, registry_dir: Path, isolated_home: Path
-) -> None:
+@pytest.mark.parametrize("path", ["../../escaped.ttl", "/etc/passwd", "hello/../../x.ttl", "a\\..\\b.ttl", ""])
+def test_paths_leaving_the_package_are_refused(path: str, served: str, registry_dir: Path, isolated_home: Path) -> None:
     _edit_json(_greeting(registry_dir), lambda m: m["modules"].append(path))
     with pytest.raises(RegistryError, match="refusing the package path"):
         install(Registry(served), "greeting", isolated_home)
@@ -163,9 +157,7 @@ def test_paths_leaving_the_package_are_refused(
     assert not (isolated_home.parent / "escaped.ttl").exists()
 
 
-def test_a_folder_registry_refuses_symlinks_out_of_it(
-    registry_dir: Path, isolated_home: Path, tmp_path: Path
-) -> None:
+def test_a_folder_registry_refuses_symlinks_out_of_it(registry_dir: Path, isolated_home: Path, tmp_path: Path) -> None:
     secret = tmp_path / "secret.ttl"
     secret.write_text("secret", "utf-8")
     module = _greeting(registry_dir).parent / "hello" / "ontoskill.ttl"
@@ -183,9 +175,7 @@ def test_reinstall_replaces_the_package_and_embeddings_come_with_the_flag(
     (root / "hello" / "stale.txt").write_text("left over", "utf-8")
     intents = {"model": "sentence-transformers/all-MiniLM-L6-v2", "dimension": 384, "intents": []}
     (_greeting(registry_dir).parent / "hello" / "intents.json").write_text(json.dumps(intents), "utf-8")
-    _edit_json(
-        _greeting(registry_dir), lambda m: m.update(version="0.2.0", embedding_files=["hello/intents.json"])
-    )
+    _edit_json(_greeting(registry_dir), lambda m: m.update(version="0.2.0", embedding_files=["hello/intents.json"]))
     assert install(Registry(served), "greeting", isolated_home).version == "0.2.0"
     assert not (root / "hello" / "stale.txt").exists()  # swapped, not merged
     assert not (root / "hello" / "intents.json").exists()  # only with --with-embeddings
@@ -204,13 +194,9 @@ def test_unknown_and_ambiguous_packages(served: str, registry_dir: Path, isolate
         index["packages"].append({**index["packages"][1], "package_id": "other/greeting"})
 
     _edit_json(registry_dir / "index.json", twin)
-    with pytest.raises(
-        RegistryError, match="'greeting' is ambiguous: name one of mareasw/greeting, other/greeting"
-    ):
+    with pytest.raises(RegistryError, match="'greeting' is ambiguous: name one of mareasw/greeting, other/greeting"):
         install(Registry(served), "greeting", isolated_home)
-    with pytest.raises(
-        RegistryError, match="declares 'mareasw/greeting', but the index lists it as 'other/greeting'"
-    ):
+    with pytest.raises(RegistryError, match="declares 'mareasw/greeting', but the index lists it as 'other/greeting'"):
         install(Registry(served), "other/greeting", isolated_home)
 
 

@@ -136,9 +136,7 @@ FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCh
 
 @pytest.mark.fuzz
 @FAST
-@given(
-    frontmatter=st.lists(YAMLISH | st.text(max_size=8), max_size=40).map("".join), body=st.text(max_size=80)
-)
+@given(frontmatter=st.lists(YAMLISH | st.text(max_size=8), max_size=40).map("".join), body=st.text(max_size=80))
 def test_yamlish_frontmatter(skill_file: tuple[Path, Path], frontmatter: str, body: str) -> None:
     path, root = skill_file
     path.write_text(f"---\n{frontmatter}\n---\n{body}", encoding="utf-8", errors="surrogatepass")

@@ -18,18 +18,19 @@ from .conftest import EXAMPLES
 @pytest.mark.parametrize(
     ("message", "clauses"),
     [
-        ("summarise PR 42 and post it to #dev",
-         [("summarise PR 42", False, False), ("post it to #dev", False, False)]),
-        ("open a PR, then notify the team after that run the tests",
-         [("open a PR", False, False), ("notify the team", False, True), ("run the tests", False, True)]),
-        ("the build is red. pull the logs",
-         [("the build is red.", True, False), ("pull the logs", True, False)]),
-        ("把这段话翻译成英文，然后发邮件给我",
-         [("把这段话翻译成英文", False, False), ("发邮件给我", False, True)]),
+        ("summarise PR 42 and post it to #dev", [("summarise PR 42", False, False), ("post it to #dev", False, False)]),
+        (
+            "open a PR, then notify the team after that run the tests",
+            [("open a PR", False, False), ("notify the team", False, True), ("run the tests", False, True)],
+        ),
+        ("the build is red. pull the logs", [("the build is red.", True, False), ("pull the logs", True, False)]),
+        ("把这段话翻译成英文，然后发邮件给我", [("把这段话翻译成英文", False, False), ("发邮件给我", False, True)]),
         # A short piece ("why?") is glued back; commas, 和, 再次 and 合并 are not markers.
         ("what's the big-O of a dict, and why?", [("what's the big-O of a dict, and why?", False, False)]),
-        ("QC, normalize and leiden-cluster pbmc.h5ad",
-         [("QC, normalize", False, False), ("leiden-cluster pbmc.h5ad", False, False)]),
+        (
+            "QC, normalize and leiden-cluster pbmc.h5ad",
+            [("QC, normalize", False, False), ("leiden-cluster pbmc.h5ad", False, False)],
+        ),
         ("合并PDF和图片，再次检查", [("合并PDF和图片，再次检查", False, False)]),
         ("deck.pdf v2.3.0 looks fine", [("deck.pdf v2.3.0 looks fine", False, False)]),
     ],
@@ -48,19 +49,32 @@ def pilot(tmp_path_factory: pytest.TempPathFactory) -> SkillPilot:
 @pytest.mark.parametrize(
     ("message", "steps"),
     [
-        ("summarise the standup transcript, then create a jira ticket for each action item",
-         [("summarise the standup transcript", "meeting-notes"),
-          ("create a jira ticket for each action item", "jira-ticket")]),
-        ("commit my changes and then write the changelog for the release",
-         [("commit my changes", "git-commit"), ("write the changelog for the release", "changelog-writer")]),
-        ("trim the first 30 seconds of intro.mp4 and then email it to dana@acme.com",
-         [("trim the first 30 seconds of intro.mp4", "video-trim"),
-          ("email it to dana@acme.com", "email-send")]),
-        ("scrape the prices from example.com/shop then plot them as a bar chart",
-         [("scrape the prices from example.com/shop", "web-scrape"),
-          ("plot them as a bar chart", "spreadsheet-charts")]),
-        ("把这段话翻译成英文，然后发邮件给 dana@acme.com",
-         [("把这段话翻译成英文", "translate-text"), ("发邮件给 dana@acme.com", "email-send")]),
+        (
+            "summarise the standup transcript, then create a jira ticket for each action item",
+            [
+                ("summarise the standup transcript", "meeting-notes"),
+                ("create a jira ticket for each action item", "jira-ticket"),
+            ],
+        ),
+        (
+            "commit my changes and then write the changelog for the release",
+            [("commit my changes", "git-commit"), ("write the changelog for the release", "changelog-writer")],
+        ),
+        (
+            "trim the first 30 seconds of intro.mp4 and then email it to dana@acme.com",
+            [("trim the first 30 seconds of intro.mp4", "video-trim"), ("email it to dana@acme.com", "email-send")],
+        ),
+        (
+            "scrape the prices from example.com/shop then plot them as a bar chart",
+            [
+                ("scrape the prices from example.com/shop", "web-scrape"),
+                ("plot them as a bar chart", "spreadsheet-charts"),
+            ],
+        ),
+        (
+            "把这段话翻译成英文，然后发邮件给 dana@acme.com",
+            [("把这段话翻译成英文", "translate-text"), ("发邮件给 dana@acme.com", "email-send")],
+        ),
     ],
 )
 def test_multi_skill_message_becomes_an_ordered_plan(
@@ -130,16 +144,22 @@ class _Scripted:
 def test_clauses_that_each_name_a_skill_outright_plan(runner_up: float, planned: bool) -> None:
     # The whole message routes surer (0.99) than its steps on average: only the steps' own
     # certainty, uncontested by their runners-up, makes the plan.
-    router = _Scripted({"check the weather in Oslo": ("weather", 0.95, 0.01),
-                        "find me cheap flights there": ("flights", 0.92, runner_up)})
+    router = _Scripted(
+        {
+            "check the weather in Oslo": ("weather", 0.95, 0.01),
+            "find me cheap flights there": ("flights", 0.92, runner_up),
+        }
+    )
     steps = plan_steps(router, "check the weather in Oslo and find me cheap flights there", 0.99)
     assert [s.skill.id for s in steps if s.skill] == (["weather", "flights"] if planned else [])
 
 
 def test_plan_in_the_route_json(pilot: SkillPilot) -> None:
     data = json.loads(json.dumps(pilot.route("commit my changes and then write the changelog").to_dict()))
-    assert [(s["skill"]["id"], s["decision"]) for s in data["plan"]] == [("git-commit", "hard"),
-                                                                       ("changelog-writer", "hard")]
+    assert [(s["skill"]["id"], s["decision"]) for s in data["plan"]] == [
+        ("git-commit", "hard"),
+        ("changelog-writer", "hard"),
+    ]
     assert set(data["plan"][0]) == {"text", "skill", "confidence", "decision"}
     single = pilot.route("commit my changes")
     assert single.plan == ()

@@ -59,8 +59,6 @@ def pilots(store_target: str, isolated_home: Path) -> Iterator[Callable[[], Skil
         pilot.close()
 
 
-
-
 def test_a_replace_committed_while_a_router_reads_is_wholly_outside_its_catalog(
     pilots: Callable[[], SkillPilot], roots: tuple[Path, Path]
 ) -> None:

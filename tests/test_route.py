@@ -85,8 +85,17 @@ def test_result_is_json_serialisable(pilot: SkillPilot) -> None:
     data = pilot.route("create a jira ticket for the flaky test").to_dict()
     again = json.loads(json.dumps(data))
     assert again["skill"]["id"] == "jira-ticket"
-    assert set(again) >= {"skill", "confidence", "decision", "method", "alternatives", "latency_ms",
-                          "conflict_resolved", "conflict_alternatives", "reasons"}
+    assert set(again) >= {
+        "skill",
+        "confidence",
+        "decision",
+        "method",
+        "alternatives",
+        "latency_ms",
+        "conflict_resolved",
+        "conflict_alternatives",
+        "reasons",
+    }
     assert "trace" not in again
 
 

@@ -133,9 +133,7 @@ def test_log_command(isolated_home: Path) -> None:
         "hard",
     )
     assert entry["query"] == "commit my changes" and entry["time"].endswith("+00:00")
-    assert (
-        json.loads(run("log", "--json", "--since", "2999-01-01", home=isolated_home).stdout)["entries"] == []
-    )
+    assert json.loads(run("log", "--json", "--since", "2999-01-01", home=isolated_home).stdout)["entries"] == []
     human = run("log", home=isolated_home)
     assert "git-commit" in human.stdout and "commit my changes" in human.stdout
     bad = run("log", "--since", "yesterday", home=isolated_home)

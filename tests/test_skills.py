@@ -80,16 +80,12 @@ def test_missing_name_falls_back_to_the_folder_name(tmp_path: Path) -> None:
 
 
 def test_visibility_private_marks_the_skill_private(tmp_path: Path) -> None:
-    path = write(
-        tmp_path, "x", skill_md("x", "Internal deploy helper for our cluster.", "visibility: private\n")
-    )
+    path = write(tmp_path, "x", skill_md("x", "Internal deploy helper for our cluster.", "visibility: private\n"))
     assert parse_skill_md(path, tmp_path).private is True
 
 
 def test_top_level_triggers_list_is_read_as_route_triggers(tmp_path: Path) -> None:
-    path = write(
-        tmp_path, "qms", skill_md("qms", "ISO 13485 quality work.", "triggers:\n  - ISO 13485\n  - CAPA\n")
-    )
+    path = write(tmp_path, "qms", skill_md("qms", "ISO 13485 quality work.", "triggers:\n  - ISO 13485\n  - CAPA\n"))
     assert parse_skill_md(path, tmp_path).route.triggers == ("ISO 13485", "CAPA")
 
 
@@ -118,16 +114,12 @@ def test_openclaw_metadata_mapping_is_merged_with_requires_and_kept_json_safe(tm
 
 
 def test_unquoted_colon_in_description_is_read_leniently_with_a_warning(tmp_path: Path) -> None:
-    text = skill_md(
-        "discord", "Use when you need Discord: send messages, react, run polls.", "license: MIT\n"
-    )
+    text = skill_md("discord", "Use when you need Discord: send messages, react, run polls.", "license: MIT\n")
     write(tmp_path, "discord", text)
 
     result = load_skills([tmp_path])
 
-    assert [s.description for s in result.skills] == [
-        "Use when you need Discord: send messages, react, run polls."
-    ]
+    assert [s.description for s in result.skills] == ["Use when you need Discord: send messages, react, run polls."]
     assert result.skipped == ()
     assert len(result.warnings) == 1
     assert result.warnings[0].startswith(
@@ -136,12 +128,8 @@ def test_unquoted_colon_in_description_is_read_leniently_with_a_warning(tmp_path
 
 
 def test_unquoted_colon_value_continued_on_indented_lines_is_folded(tmp_path: Path) -> None:
-    write(
-        tmp_path, "d", "---\nname: d\ndescription: Use when: the user\n  asks for a thing: any thing\n---\n"
-    )
-    assert [s.description for s in load_skills([tmp_path]).skills] == [
-        "Use when: the user asks for a thing: any thing"
-    ]
+    write(tmp_path, "d", "---\nname: d\ndescription: Use when: the user\n  asks for a thing: any thing\n---\n")
+    assert [s.description for s in load_skills([tmp_path]).skills] == ["Use when: the user asks for a thing: any thing"]
 
 
 @pytest.mark.parametrize(
@@ -152,9 +140,7 @@ def test_unquoted_colon_value_continued_on_indented_lines_is_folded(tmp_path: Pa
         ("- a\n- b\n", 2, "must be `key: value` lines, not a list"),
     ],
 )
-def test_unreadable_frontmatter_raises_with_the_line(
-    tmp_path: Path, frontmatter: str, line: int, reason: str
-) -> None:
+def test_unreadable_frontmatter_raises_with_the_line(tmp_path: Path, frontmatter: str, line: int, reason: str) -> None:
     path = write(tmp_path, "x", f"---\n{frontmatter}---\nbody\n")
     with pytest.raises(SkillParseError) as caught:
         parse_skill_md(path, tmp_path)
@@ -326,9 +312,7 @@ def test_an_unreadable_file_is_skipped_for_real(tmp_path: Path) -> None:
     result = _load_as_nobody(root)
 
     assert result["skills"] == [["good"]]
-    assert result["skipped"] == [
-        [str(bad), "cannot be read: permission denied (check the file's owner and mode)"]
-    ]
+    assert result["skipped"] == [[str(bad), "cannot be read: permission denied (check the file's owner and mode)"]]
 
 
 def test_symlink_loop_folder_is_reported_and_never_repeats(tmp_path: Path) -> None:
@@ -418,27 +402,18 @@ SCHEMA = {
     },
     "required": ["repo"],
 }
-BODY = (
-    "Parameters:\n- repo (string; required): owner/name of the repository\n"
-    "- state (string; one of open, closed)"
-)
+BODY = "Parameters:\n- repo (string; required): owner/name of the repository\n- state (string; one of open, closed)"
 
 CATALOGS = {
-    "plain list": [
-        {"name": "list_issues", "description": "List issues of a repository.", "input_schema": SCHEMA}
-    ],
+    "plain list": [{"name": "list_issues", "description": "List issues of a repository.", "input_schema": SCHEMA}],
     "mcp tools/list": {
-        "tools": [
-            {"name": "list_issues", "description": "List issues of a repository.", "inputSchema": SCHEMA}
-        ]
+        "tools": [{"name": "list_issues", "description": "List issues of a repository.", "inputSchema": SCHEMA}]
     },
     "mcp json-rpc": {
         "jsonrpc": "2.0",
         "id": 1,
         "result": {
-            "tools": [
-                {"name": "list_issues", "description": "List issues of a repository.", "inputSchema": SCHEMA}
-            ]
+            "tools": [{"name": "list_issues", "description": "List issues of a repository.", "inputSchema": SCHEMA}]
         },
     },
     "openai function specs": [
@@ -558,9 +533,7 @@ def test_mcp_annotations_declare_side_effects(
     tmp_path: Path, annotations: dict[str, object], side_effects: str
 ) -> None:
     path = tmp_path / "tools.json"
-    path.write_text(
-        json.dumps({"tools": [{"name": "t", "description": "A tool.", "annotations": annotations}]})
-    )
+    path.write_text(json.dumps({"tools": [{"name": "t", "description": "A tool.", "annotations": annotations}]}))
     assert parse_tool_catalog(path)[0][0].route.side_effects == side_effects
 
 
@@ -607,7 +580,5 @@ def test_bench_openclaw_skill_has_its_requirements(bench: LoadResult) -> None:
 
 def test_bench_skill_with_unquoted_colon_loads_with_a_warning(bench: LoadResult) -> None:
     discord = next(s for s in bench.skills if s.key == "steipete-clawdis/discord")
-    assert discord.description.startswith(
-        "Use when you need to control Discord from Clawdis via the discord tool: "
-    )
+    assert discord.description.startswith("Use when you need to control Discord from Clawdis via the discord tool: ")
     assert any(w.startswith(f"line 3 of {discord.path}/SKILL.md: description") for w in bench.warnings)

@@ -59,11 +59,19 @@ def test_apply_then_read_back(new_store: StoreFactory, tmp_path: Path) -> None:
     root = stored[0].skill.root
     store = new_store()
     assert (store.generation(), store.count(), store.roots()) == (0, 0, [])
-    vectors = {(s.skill.root, s.skill.key, "m|v1"): np.random.default_rng(n).random((2, 4), dtype=np.float32)
-               for n, s in enumerate(stored)}
-    store.apply(IndexChanges(roots=(root,), upserts=tuple(stored), vectors=vectors,
-                             skipped=((root, SkippedFile(f"{root}/bad/SKILL.md", "no frontmatter")),),
-                             meta={"encoders": "m"}))
+    vectors = {
+        (s.skill.root, s.skill.key, "m|v1"): np.random.default_rng(n).random((2, 4), dtype=np.float32)
+        for n, s in enumerate(stored)
+    }
+    store.apply(
+        IndexChanges(
+            roots=(root,),
+            upserts=tuple(stored),
+            vectors=vectors,
+            skipped=((root, SkippedFile(f"{root}/bad/SKILL.md", "no frontmatter")),),
+            meta={"encoders": "m"},
+        )
+    )
     again = new_store()  # another replica sees the committed write
     assert again.generation() == 1
     assert again.load() == sorted(stored, key=lambda s: (s.skill.root.encode(), s.skill.key.encode()))
@@ -110,7 +118,8 @@ def test_an_interrupted_write_changes_nothing(
 
 @pytest.fixture(scope="module")
 def bench_pilots(
-    tmp_path_factory: pytest.TempPathFactory, postgres_url: str  # noqa: F811
+    tmp_path_factory: pytest.TempPathFactory,
+    postgres_url: str,  # noqa: F811
 ) -> tuple[SkillPilot, SkillPilot]:
     """The development corpus indexed once (USE encoder) into SQLite, and the very same changes
     applied to PostgreSQL (what ``index --store`` writes)."""
@@ -121,13 +130,15 @@ def bench_pilots(
     source = sqlite_pilot.store
     spaces = [vector_space(e, EMBEDDING) for e in sqlite_pilot.encoders]
     pg = open_store(fresh_database(postgres_url, f"bench_{uuid.uuid4().hex[:8]}"))
-    pg.apply(IndexChanges(
-        roots=tuple(source.roots()),
-        upserts=tuple(source.load()),
-        vectors={(r, k, space): v for space in spaces for (r, k), v in source.vectors(space).items()},
-        skipped=tuple((source.roots()[0], s) for s in source.skipped()),
-        meta={"encoders": source.meta("encoders") or ""},
-    ))
+    pg.apply(
+        IndexChanges(
+            roots=tuple(source.roots()),
+            upserts=tuple(source.load()),
+            vectors={(r, k, space): v for space in spaces for (r, k), v in source.vectors(space).items()},
+            skipped=tuple((source.roots()[0], s) for s in source.skipped()),
+            meta={"encoders": source.meta("encoders") or ""},
+        )
+    )
     pg_pilot = SkillPilot(home=home, store=pg, embed_provider="use-multilingual", preconditions=False)
     return sqlite_pilot, pg_pilot
 
@@ -147,11 +158,16 @@ def test_same_route_and_search_results_on_the_development_corpus(
     sqlite_market, pg_market = Market(sqlite_pilot), Market(pg_pilot)
     for item in _dev_queries():
         a, b = sqlite_pilot.route(item["query"]), pg_pilot.route(item["query"])
-        assert (a.skill, a.decision, a.confidence, a.alternatives) == (b.skill, b.decision, b.confidence,
-                                                                     b.alternatives), item["id"]
+        assert (a.skill, a.decision, a.confidence, a.alternatives) == (
+            b.skill,
+            b.decision,
+            b.confidence,
+            b.alternatives,
+        ), item["id"]
         assert sqlite_pilot.search(item["query"]) == pg_pilot.search(item["query"])
-        assert ([h.to_dict() for h in sqlite_market.search(item["query"])]
-                == [h.to_dict() for h in pg_market.search(item["query"])]), item["id"]
+        assert [h.to_dict() for h in sqlite_market.search(item["query"])] == [
+            h.to_dict() for h in pg_market.search(item["query"])
+        ], item["id"]
 
 
 @pytest.mark.slow
@@ -176,17 +192,17 @@ def test_exact_vector_search_equals_brute_force(bench_pilots: tuple[SkillPilot, 
         exact = store.vector_search(space, vector, 10, exact=True)
         # The same skills, in order, but for near-ties the server's float32 arithmetic may flip.
         cosine_of = dict(zip(keys, cosines.tolist(), strict=True))
-        assert [cosine_of[(r, k)] for r, k, _ in exact] == pytest.approx(
-            [cosine_of[key] for key in expected], abs=1e-6
-        )
+        assert [cosine_of[(r, k)] for r, k, _ in exact] == pytest.approx([cosine_of[key] for key in expected], abs=1e-6)
         assert [s for _, _, s in exact] == pytest.approx(sorted(cosines, reverse=True)[:10], abs=1e-5)
         approximate = store.vector_search(space, vector, 10)
         found += 10
         recalled += len({(r, k) for r, k, _ in approximate} & set(expected))
     assert recalled / found >= 0.95
     hits = store.text_search(tokenize("make a gif for slack"), 3)
-    assert {k for _, k, _ in hits[:2]} == {"anthropics-skills/slack-gif-creator",
-                                           "composiohq-awesome-claude-skills/slack-gif-creator"}
+    assert {k for _, k, _ in hits[:2]} == {
+        "anthropics-skills/slack-gif-creator",
+        "composiohq-awesome-claude-skills/slack-gif-creator",
+    }
 
 
 def test_cli_index_and_route_with_a_postgres_store(postgres_url: str, tmp_path: Path) -> None:  # noqa: F811

@@ -46,10 +46,7 @@ def test_hard_is_route_soft_is_inject_else_passthrough() -> None:
     soft = action_for(result("soft", 0.62), shortlist_score=0.5)
     # Runners-up at or above the shortlist score, best first as the router ranked them, at most two.
     assert (soft.type, soft.candidates) == ("inject", ("pdf", "docx", "pptx"))
-    assert (
-        soft.context.splitlines()[-1]
-        == "If one of them fits the request, invoke it; otherwise answer as usual."
-    )
+    assert soft.context.splitlines()[-1] == "If one of them fits the request, invoke it; otherwise answer as usual."
     assert "Also consider `docx` (score 0.60), path /skills/docx" in soft.context
     assert "xlsx" not in soft.context and "odt" not in soft.context
     assert action_for(result("passthrough", 0.2)) == action_for(result("passthrough", 0.0, skill=None))

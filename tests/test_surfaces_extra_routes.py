@@ -19,11 +19,7 @@ from skillpilot.serve.http import create_app  # noqa: E402
 from .conftest import write_skill  # noqa: E402
 from .surfaces_util import indexed, uvicorn_on_loopback  # noqa: E402
 
-TRIPLES = (
-    "subject,predicate,object,subject_type,object_type\n"
-    "张三,参与,项目A,人物,项目\n"
-    "李四,参与,项目A,人物,项目\n"
-)
+TRIPLES = "subject,predicate,object,subject_type,object_type\n张三,参与,项目A,人物,项目\n李四,参与,项目A,人物,项目\n"
 
 
 def post(url: str, path: str, data: Any, **headers: str) -> tuple[int, Any]:

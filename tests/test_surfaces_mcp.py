@@ -29,11 +29,7 @@ from .surfaces_util import SKILL_COUNT, indexed  # noqa: E402
 
 SEARCH_KEYS = {"skill_id", "qualified_id", "score", "matched_by", "intents", "aliases", "trust_tier"}
 TOOLS = {"route", "ontoskill", "find_skill", "omni_retrieve", "lint_skill"}
-TRIPLES = (
-    "subject,predicate,object,subject_type,object_type\n"
-    "张三,参与,项目A,人物,项目\n"
-    "李四,参与,项目A,人物,项目\n"
-)
+TRIPLES = "subject,predicate,object,subject_type,object_type\n张三,参与,项目A,人物,项目\n李四,参与,项目A,人物,项目\n"
 
 
 @pytest.fixture(scope="module")
@@ -239,9 +235,7 @@ def test_omni_retrieve_answers_in_the_seed_shape(tmp_path: Path) -> None:
     triples = tmp_path / "triples.csv"
     triples.write_text(TRIPLES, encoding="utf-8")
     load_triples(omni.settings, triples, "default")
-    answer = call(
-        omni, "omni_retrieve", {"query": "张三和李四是什么关系？", "sources": ["graph"], "maxTokens": 300}
-    )
+    answer = call(omni, "omni_retrieve", {"query": "张三和李四是什么关系？", "sources": ["graph"], "maxTokens": 300})
     assert answer.is_error is False
     data = answer.structured_content
     assert data is not None
@@ -339,9 +333,7 @@ def test_stdio_session_with_a_real_process_writes_only_protocol(pilot: SkillPilo
 
     async def session() -> tuple[CallToolResult, CallToolResult, str]:
         async with Client(params, message_handler=record) as client:
-            routed = await client.call_tool(
-                "route", {"message": "Cut the boring first minute out of my video"}
-            )
+            routed = await client.call_tool("route", {"message": "Cut the boring first minute out of my video"})
             context = await client.call_tool("ontoskill", {"q": "video-trim"})
             schema = (await client.read_resource("ontology://schema")).contents[0]
             return routed, context, schema.text  # type: ignore[union-attr]

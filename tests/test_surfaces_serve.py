@@ -44,9 +44,7 @@ def request(
     parts = urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
     try:
-        connection.request(
-            method, path, body=body, headers={"Content-Type": "application/json", **(headers or {})}
-        )
+        connection.request(method, path, body=body, headers={"Content-Type": "application/json", **(headers or {})})
         response = connection.getresponse()
         return response.status, json.loads(response.read() or b"null")
     finally:
@@ -89,9 +87,7 @@ def test_every_route_answers_with_the_library_result(pilot: SkillPilot) -> None:
         status, conflicts = request(url, "GET", "/conflicts")
         assert status == 200
         assert conflicts["threshold"] == pilot.settings.conflict_threshold
-        assert [g["members"] for g in conflicts["groups"]] == [
-            list(g.members) for g in pilot.conflict_groups()
-        ]
+        assert [g["members"] for g in conflicts["groups"]] == [list(g.members) for g in pilot.conflict_groups()]
         assert request(url, "GET", "/healthz") == (200, {"status": "ok", "pid": os.getpid()})
         status, openapi = request(url, "GET", "/openapi.json")
         assert status == 200
@@ -155,9 +151,7 @@ def test_feedback_is_recorded_and_changes_the_next_route(pilot: SkillPilot) -> N
     with uvicorn_on_loopback(create_app(pilot)) as url:
         before = post(url, "/route", {"message": message})[1]["skill"]["id"]
         right = "git-commit" if before != "git-commit" else "changelog-writer"
-        status, signal_ = post(
-            url, "/feedback", {"kind": "correct", "query": message, "wrong": before, "right": right}
-        )
+        status, signal_ = post(url, "/feedback", {"kind": "correct", "query": message, "wrong": before, "right": right})
         assert status == 200
         assert (signal_["kind"], signal_["skill"], signal_["wrong"]) == ("corrected", right, before)
         assert post(url, "/route", {"message": message})[1]["skill"]["id"] == right

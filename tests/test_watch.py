@@ -41,9 +41,7 @@ def test_a_dropped_skill_routes_a_deleted_one_goes_a_broken_one_is_reported(
 ) -> None:
     root = tmp_path / "skills"
     write_skill(root, "git-commit", "name: git-commit\ndescription: Commit staged changes to git.")
-    pilot = SkillPilot(
-        home=isolated_home, preconditions=False, enable_semantic=False, refresh_interval=DAY_MINUTES
-    )
+    pilot = SkillPilot(home=isolated_home, preconditions=False, enable_semantic=False, refresh_interval=DAY_MINUTES)
     reports: list[IndexReport] = []
     with IndexWatcher(pilot.settings, [root], on_report=reports.append) as watcher:
         assert watcher.roots == [root.resolve()]
@@ -71,9 +69,7 @@ def test_a_dropped_skill_routes_a_deleted_one_goes_a_broken_one_is_reported(
 def test_the_service_refresher_watches_the_indexed_folders(isolated_home: Path, tmp_path: Path) -> None:
     root = tmp_path / "skills"
     write_skill(root, "git-commit", "name: git-commit\ndescription: Commit staged changes to git.")
-    pilot = SkillPilot(
-        home=isolated_home, preconditions=False, enable_semantic=False, refresh_interval=DAY_MINUTES
-    )
+    pilot = SkillPilot(home=isolated_home, preconditions=False, enable_semantic=False, refresh_interval=DAY_MINUTES)
     pilot.index([root])
     with Refresher(pilot.settings):
         write_skill(root, "zip-archive", "name: zip-archive\ndescription: Pack files into a zip archive.")

@@ -1,9 +1,9 @@
 """SkillPilot: route a message to the right agent skill before the LLM runs.
 
-    from skillpilot import SkillPilot
-    pilot = SkillPilot()
-    pilot.index(["~/.claude/skills"])
-    result = pilot.route("open a PR for my branch")
+from skillpilot import SkillPilot
+pilot = SkillPilot()
+pilot.index(["~/.claude/skills"])
+result = pilot.route("open a PR for my branch")
 """
 
 from .config import Settings, load_settings

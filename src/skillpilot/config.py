@@ -76,9 +76,7 @@ OPTIONS: tuple[Option, ...] = (
         f"{', '.join(ENCODERS)}, local-onnx (= {DEFAULT_EMBED}), a model folder, or several joined by '+'",
     ),
     Option("embed.openaiModel", "openai_model", "embedding model when provider is openai"),
-    Option(
-        "embed.openaiBaseUrl", "openai_base_url", "OpenAI-compatible API base URL when provider is openai"
-    ),
+    Option("embed.openaiBaseUrl", "openai_base_url", "OpenAI-compatible API base URL when provider is openai"),
     Option("index.skillDirs", "skill_dirs", "skill folders to scan (a list)"),
     Option(
         "index.refreshInterval",
@@ -101,9 +99,7 @@ OPTIONS: tuple[Option, ...] = (
         "conflict_threshold",
         "description similarity (0-1] from which two skills form a conflict group",
     ),
-    Option(
-        "feedback.enabled", "feedback_enabled", "learn from confirm / correct / ignore feedback (true/false)"
-    ),
+    Option("feedback.enabled", "feedback_enabled", "learn from confirm / correct / ignore feedback (true/false)"),
     Option("feedback.batchSize", "feedback_batch", "how many new signals trigger a re-fit (>= 1)"),
     Option(
         "feedback.implicit",
@@ -153,9 +149,7 @@ OPTIONS: tuple[Option, ...] = (
         "omni_retry",
         "omni-retrieval: how many times a failed source is tried again (timed-out ones never are; >= 0)",
     ),
-    Option(
-        "platforms.cli.outputFormat", "output_format", f"default CLI output: {' or '.join(OUTPUT_FORMATS)}"
-    ),
+    Option("platforms.cli.outputFormat", "output_format", f"default CLI output: {' or '.join(OUTPUT_FORMATS)}"),
     Option(
         "platforms.openclaw.showRoutingInfo",
         "show_routing_info",
@@ -357,9 +351,7 @@ def _coerce(name: str, value: Any, source: str) -> Any:
 
 def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
     """Check every value against what is allowed; the error names the key where it was set."""
-    settings = replace(
-        settings, embed_provider=EMBED_ALIASES.get(settings.embed_provider, settings.embed_provider)
-    )
+    settings = replace(settings, embed_provider=EMBED_ALIASES.get(settings.embed_provider, settings.embed_provider))
     bad_tiers = sorted(k for k, v in settings.trust_tiers.items() if v not in TRUST_TIERS)
     self_preferring = sorted(k for k, v in settings.prefer.items() if k == v or not k or not v)
     # Imported here: the encoder registry imports this module (Settings); plugins count too.
@@ -483,9 +475,7 @@ def config_template() -> str:
         if previous is None or not sections or sections[:1] != previous[:1]:
             lines.append("")
         common = 0
-        while (
-            previous and common < min(len(sections), len(previous)) and sections[common] == previous[common]
-        ):
+        while previous and common < min(len(sections), len(previous)) and sections[common] == previous[common]:
             common += 1
         lines.extend(f"{'  ' * depth}{sections[depth]}:" for depth in range(common, len(sections)))
         previous = sections

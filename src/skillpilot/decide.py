@@ -40,8 +40,16 @@ from .rank import Ranking
 # is a hard route (the spec's rule); the development sets hold too few trigger hits to fit this.
 FAST_ROUTE_CONFIDENCE = 0.95
 CONFIDENCE_FEATURES = (
-    "score", "margin", "dense_max", "dense_min", "dense_margin", "bm25", "agreement", "fast",
-    "rrf", "unanimous",
+    "score",
+    "margin",
+    "dense_max",
+    "dense_min",
+    "dense_margin",
+    "bm25",
+    "agreement",
+    "fast",
+    "rrf",
+    "unanimous",
 )
 BM25_HALF_SCORE = 5.0
 ALTERNATIVES = 4

@@ -48,9 +48,7 @@ class SkillNotFoundError(SkillPilotError):
         self.ref = ref
         self.suggestions = suggestions
         hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(
-            f"no skill {ref!r} in the index.{hint} Run `skillpilot search {ref!r}` to find its id."
-        )
+        super().__init__(f"no skill {ref!r} in the index.{hint} Run `skillpilot search {ref!r}` to find its id.")
 
 
 class FeedbackNotFoundError(SkillPilotError):
@@ -105,8 +103,7 @@ class MissingExtraError(SkillPilotError):
     def __init__(self, extra: str, feature: str, module: str) -> None:
         self.extra = extra
         super().__init__(
-            f"{feature} needs the Python package {module!r}: install it with "
-            f"`pip install 'skillpilot[{extra}]'`"
+            f"{feature} needs the Python package {module!r}: install it with `pip install 'skillpilot[{extra}]'`"
         )
 
 

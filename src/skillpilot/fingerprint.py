@@ -312,10 +312,12 @@ def quality_issues(skill: Skill, patterns: tuple[str, ...]) -> tuple[QualityIssu
         if not skill.body.strip() and not skill.private:
             issues.append(QualityIssue("empty-body", "body is empty: add instructions below the frontmatter"))
         if not _NAME_RULE.match(skill.name) or len(skill.name) > 64:
-            issues.append(QualityIssue(
-                "name-format",
-                f"name {skill.name!r} is not lowercase words joined by hyphens (at most 64 characters)",
-            ))
+            issues.append(
+                QualityIssue(
+                    "name-format",
+                    f"name {skill.name!r} is not lowercase words joined by hyphens (at most 64 characters)",
+                )
+            )
     return tuple(issues)
 
 
@@ -327,11 +329,7 @@ def unmet_preconditions(req: Requirements, environ: Mapping[str, str] | None = N
     env = os.environ if environ is None else environ
     unmet = [f"env {name} is not set" for name in req.env if not env.get(name)]
     search_path = env.get("PATH", "")
-    unmet += [
-        f"binary {name} not found on PATH"
-        for name in req.bins
-        if shutil.which(name, path=search_path) is None
-    ]
+    unmet += [f"binary {name} not found on PATH" for name in req.bins if shutil.which(name, path=search_path) is None]
     if req.os and sys.platform not in req.os:
         unmet.append(f"needs OS {' or '.join(req.os)}, this is {sys.platform}")
     return tuple(unmet)

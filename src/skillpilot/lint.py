@@ -193,13 +193,16 @@ def _text_findings(skill: IndexedSkill) -> list[Finding]:
     issues = skill.fingerprint.quality_issues
     description = skill.skill.description
     if any(issue.code == "short-description" for issue in issues):
-        findings.append(Finding(
-            "short-description", "error",
-            "the description is too short to tell what the skill does",
-            (f"description: {description!r}",),
-            "write one or two sentences: what it does, on what, and 'Use when the user ...'",
-            SHORT_DESCRIPTION_PENALTY,
-        ))
+        findings.append(
+            Finding(
+                "short-description",
+                "error",
+                "the description is too short to tell what the skill does",
+                (f"description: {description!r}",),
+                "write one or two sentences: what it does, on what, and 'Use when the user ...'",
+                SHORT_DESCRIPTION_PENALTY,
+            )
+        )
     # The description alone, as an agent choosing from the skill list sees it.
     if not fingerprint(replace(skill.skill, body="")).intent_patterns:
         body_patterns = skill.fingerprint.intent_patterns
@@ -208,18 +211,19 @@ def _text_findings(skill: IndexedSkill) -> list[Finding]:
             fix = f"move the body's 'use when' into the description: {_excerpt(body_patterns[0])!r}"
         else:
             fix = "add a 'Use when the user ...' sentence to the description"
-        findings.append(Finding(
-            "no-use-when", "warning",
-            "the description does not say when to use the skill",
-            (f"description: {_excerpt(description)!r}",),
-            fix,
-            0.0 if body_patterns else NO_USE_WHEN_PENALTY,
-        ))
+        findings.append(
+            Finding(
+                "no-use-when",
+                "warning",
+                "the description does not say when to use the skill",
+                (f"description: {_excerpt(description)!r}",),
+                fix,
+                0.0 if body_patterns else NO_USE_WHEN_PENALTY,
+            )
+        )
     for issue in issues:
         if issue.code in _ISSUE_FIXES:
-            findings.append(
-                Finding("quality", "warning", issue.message, (), _ISSUE_FIXES[issue.code], QUALITY_PENALTY)
-            )
+            findings.append(Finding("quality", "warning", issue.message, (), _ISSUE_FIXES[issue.code], QUALITY_PENALTY))
     return findings
 
 
@@ -265,8 +269,7 @@ def _vague(
     # Without encoders there are no vectors to compare (closest is empty): tasks only.
     texts = EMBEDDING(skill.skill, skill.fingerprint)[1:] if closest else []
     elsewhere = [
-        f"{_excerpt(text)!r} is closer to {skills[other].id}'s description ({sim:.2f}) than to this "
-        f"one's ({mine:.2f})"
+        f"{_excerpt(text)!r} is closer to {skills[other].id}'s description ({sim:.2f}) than to this one's ({mine:.2f})"
         for text, (other, sim, mine) in zip(texts, closest, strict=True)
         if other != own
     ]
@@ -276,16 +279,22 @@ def _vague(
     penalty += VAGUE_TASKS_PENALTY * len(tasks_unreached) / max(1, tasks)
     missing = _left_out_keywords(skill)[:MAX_SUGGESTIONS]
     words = f": mention {', '.join(repr(w) for w in missing)}" if missing else ""
-    return [Finding(
-        "vague-description", "warning",
-        "the description does not say what the body does",
-        (*elsewhere, *(
-            f"the body's task {_excerpt(t)!r} leaves it out of the route's top {TASK_WITHIN} (routes to {r}, {c:.2f})"
-            for t, r, c in tasks_unreached
-        )),
-        f"say in the description what the skill does and for whom{words}",
-        round(penalty, 1),
-    )]
+    return [
+        Finding(
+            "vague-description",
+            "warning",
+            "the description does not say what the body does",
+            (
+                *elsewhere,
+                *(
+                    f"the body's task {_excerpt(t)!r} leaves it out of the route's top {TASK_WITHIN} (routes to {r}, {c:.2f})"
+                    for t, r, c in tasks_unreached
+                ),
+            ),
+            f"say in the description what the skill does and for whom{words}",
+            round(penalty, 1),
+        )
+    ]
 
 
 def _left_out_keywords(skill: IndexedSkill) -> list[str]:
@@ -345,19 +354,21 @@ def _generic(index: int, skills: Sequence[IndexedSkill], rarity: _DescriptionRar
     # exp(-mean idf) is the geometric mean of its words' shares of the descriptions.
     typical = rarity.size * float(np.exp(-mine))
     mention = f": mention {', '.join(repr(k) for k in specific)}" if specific else ""
-    return [Finding(
-        "generic-description", "warning",
-        "the description is made of words many other descriptions use",
-        (
-            f"a typical word of the description is in {typical:.1f} of the {rarity.size} descriptions, "
-            f"more than for {100 - GENERIC_QUANTILE:.0f}% of the skills",
-            "its most shared words: " + ", ".join(
-                f"{words.get(t, t)!r} ({rarity.frequency[t] - 1} others)" for t in common
+    return [
+        Finding(
+            "generic-description",
+            "warning",
+            "the description is made of words many other descriptions use",
+            (
+                f"a typical word of the description is in {typical:.1f} of the {rarity.size} descriptions, "
+                f"more than for {100 - GENERIC_QUANTILE:.0f}% of the skills",
+                "its most shared words: "
+                + ", ".join(f"{words.get(t, t)!r} ({rarity.frequency[t] - 1} others)" for t in common),
             ),
-        ),
-        f"name the specific tools, inputs and outcomes it is about{mention}",
-        penalty,
-    )]
+            f"name the specific tools, inputs and outcomes it is about{mention}",
+            penalty,
+        )
+    ]
 
 
 def _probes(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) -> tuple[list[str], list[str]]:
@@ -383,9 +394,7 @@ def _probes(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) ->
                 continue
             # A name that is an everyday word ("commit", "github") is the word, not the skill.
             if any(
-                h.index != index and e.kind == "name" and not e.generic
-                for h in matcher.match(text)
-                for e in h.evidence
+                h.index != index and e.kind == "name" and not e.generic for h in matcher.match(text) for e in h.evidence
             ):
                 continue
             seen.add(text.lower())
@@ -430,13 +439,16 @@ def _confusable(lost: list[tuple[str, str, float]], claims: int) -> list[Finding
     if not lost:
         return []
     rivals = sorted({rival for _, rival, _ in lost})
-    return [Finding(
-        "confusable", "warning",
-        f"what it says it is for routes to {', '.join(rivals)}",
-        tuple(f"{_excerpt(probe)!r} routes to {rival} ({conf:.2f})" for probe, rival, conf in lost),
-        f"say in the description what it does that {', '.join(rivals)} does not; or merge the skills",
-        round(CONFUSABLE_PENALTY * len(lost) / claims, 1),
-    )]
+    return [
+        Finding(
+            "confusable",
+            "warning",
+            f"what it says it is for routes to {', '.join(rivals)}",
+            tuple(f"{_excerpt(probe)!r} routes to {rival} ({conf:.2f})" for probe, rival, conf in lost),
+            f"say in the description what it does that {', '.join(rivals)} does not; or merge the skills",
+            round(CONFUSABLE_PENALTY * len(lost) / claims, 1),
+        )
+    ]
 
 
 def _prefer_when(index: int, skills: Sequence[IndexedSkill], group: ConflictGroup | None) -> list[Finding]:
@@ -449,13 +461,16 @@ def _prefer_when(index: int, skills: Sequence[IndexedSkill], group: ConflictGrou
     rival_indices = [i for i in group.indices if i != index]
     suggested = own_words(text, index, rival_indices, Vocabularies(skills))[:MAX_SUGGESTIONS]
     words = f": {', '.join(suggested)}" if suggested else " (no word sets it apart yet: add one)"
-    return [Finding(
-        "missing-prefer-when", "warning",
-        f"it overlaps {', '.join(r.id for r in rivals)} and gives the router no tie-breaker",
-        (f"conflict group {group.id} (similarity {group.similarity:.2f}): {', '.join(group.members)}",),
-        f"add route.prefer_when with the words only it uses{words}",
-        round(PREFER_WHEN_PENALTY * group.similarity, 1),
-    )]
+    return [
+        Finding(
+            "missing-prefer-when",
+            "warning",
+            f"it overlaps {', '.join(r.id for r in rivals)} and gives the router no tie-breaker",
+            (f"conflict group {group.id} (similarity {group.similarity:.2f}): {', '.join(group.members)}",),
+            f"add route.prefer_when with the words only it uses{words}",
+            round(PREFER_WHEN_PENALTY * group.similarity, 1),
+        )
+    ]
 
 
 def _collisions(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) -> list[Finding]:
@@ -467,26 +482,32 @@ def _collisions(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher
                 evidence.append(f"trigger {trigger!r} also fires {skills[hit.index].id}'s {fired}")
     if not evidence:
         return []
-    return [Finding(
-        "trigger-collision", "error",
-        "a trigger phrase routes at once to another skill too",
-        tuple(evidence),
-        "make the trigger more specific, or drop it and rely on prefer_when",
-        min(MAX_COLLISION_PENALTY, COLLISION_PENALTY * len(evidence)),
-    )]
+    return [
+        Finding(
+            "trigger-collision",
+            "error",
+            "a trigger phrase routes at once to another skill too",
+            tuple(evidence),
+            "make the trigger more specific, or drop it and rely on prefer_when",
+            min(MAX_COLLISION_PENALTY, COLLISION_PENALTY * len(evidence)),
+        )
+    ]
 
 
 def _preconditions(skill: IndexedSkill) -> list[Finding]:
     unmet = unmet_preconditions(skill.fingerprint.preconditions)
     if not unmet:
         return []
-    return [Finding(
-        "unmet-preconditions", "info",
-        "this machine lacks what the skill needs, so the router ranks it lower here",
-        unmet,
-        "install or set what is missing, or run with --preconditions off",
-        0.0,
-    )]
+    return [
+        Finding(
+            "unmet-preconditions",
+            "info",
+            "this machine lacks what the skill needs, so the router ranks it lower here",
+            unmet,
+            "install or set what is missing, or run with --preconditions off",
+            0.0,
+        )
+    ]
 
 
 def _missing_redirect_targets(skill: IndexedSkill, installed: Callable[[str], int | None]) -> list[Finding]:
@@ -494,11 +515,14 @@ def _missing_redirect_targets(skill: IndexedSkill, installed: Callable[[str], in
     if not missing:
         return []
     names = sorted({r.target for r in missing})
-    return [Finding(
-        "redirect-target-missing", "info",
-        f"it sends cases to {', '.join(names)}, which no indexed skill is, so routing ignores "
-        f"{'that redirect' if len(missing) == 1 else 'those redirects'}",
-        tuple(f"{_excerpt(r.case)!r} -> {r.target}" for r in missing),
-        "install the skill it names, or correct the name to that of an indexed skill",
-        0.0,
-    )]
+    return [
+        Finding(
+            "redirect-target-missing",
+            "info",
+            f"it sends cases to {', '.join(names)}, which no indexed skill is, so routing ignores "
+            f"{'that redirect' if len(missing) == 1 else 'those redirects'}",
+            tuple(f"{_excerpt(r.case)!r} -> {r.target}" for r in missing),
+            "install the skill it names, or correct the name to that of an indexed skill",
+            0.0,
+        )
+    ]

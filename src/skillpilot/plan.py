@@ -148,9 +148,7 @@ def plan_steps(
     surer = sum(s.route.confidence for s in steps) / len(steps) >= confidence
     if not (surer or any(s.sequence for s in steps[1:]) or all(_sure(s.route) for s in steps)):
         return ()
-    return tuple(
-        PlanStep(" ".join(s.texts), s.route.skill, s.route.confidence, s.route.decision) for s in steps
-    )
+    return tuple(PlanStep(" ".join(s.texts), s.route.skill, s.route.confidence, s.route.decision) for s in steps)
 
 
 def _sure(route: RouteResult) -> bool:

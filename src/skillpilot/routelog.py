@@ -56,9 +56,7 @@ CREATE TABLE IF NOT EXISTS decisions (
 );
 CREATE INDEX IF NOT EXISTS decisions_at ON decisions (at);
 """
-_COLUMNS = (
-    "id, at, surface, query, query_hash, decision, skill_id, skill_path, confidence, latency_ms, method"
-)
+_COLUMNS = "id, at, surface, query, query_hash, decision, skill_id, skill_path, confidence, latency_ms, method"
 
 
 @dataclass(frozen=True)
@@ -139,9 +137,7 @@ def query_hash(query: str) -> str:
 class RouteLog:
     """The decisions, in one SQLite file; safe to share between processes (WAL)."""
 
-    def __init__(
-        self, path: Path, privacy: str = "text", max_rows: int = 100_000, max_age_days: float = 30.0
-    ) -> None:
+    def __init__(self, path: Path, privacy: str = "text", max_rows: int = 100_000, max_age_days: float = 30.0) -> None:
         if privacy not in QUERY_PRIVACY:
             raise ValueError(f"log privacy {privacy!r}: use one of {', '.join(QUERY_PRIVACY)}")
         self.path = Path(path)
@@ -254,9 +250,7 @@ def parse_since(text: str, now: float | None = None) -> float:
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError as exc:
-        raise ValueError(
-            f"{text!r}: use an age like 30m, 1h, 2d or an ISO time like 2026-01-31T12:00"
-        ) from exc
+        raise ValueError(f"{text!r}: use an age like 30m, 1h, 2d or an ISO time like 2026-01-31T12:00") from exc
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 

@@ -240,9 +240,7 @@ class SkillPilot:
     def _learned(self, catalog: Catalog) -> Learned | None:
         """The feedback model for this catalog, re-fitted when a signal arrives (any process)."""
         # A router that never got feedback does not create the feedback file just to read it.
-        if not self.settings.feedback_enabled or (
-            self._feedback is None and not self.settings.feedback_path.exists()
-        ):
+        if not self.settings.feedback_enabled or (self._feedback is None and not self.settings.feedback_path.exists()):
             return None
         try:
             # Signals fade: the model is re-fitted at least hourly.

@@ -108,9 +108,7 @@ def connect(
     """
     try:
         _create_private(path)
-        db = sqlite3.connect(
-            path, timeout=30, isolation_level=None, check_same_thread=False, factory=_Connection
-        )
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False, factory=_Connection)
         assert isinstance(db, _Connection)
         db.path, db.what, db.hint = path, what, hint
         db.execute("PRAGMA journal_mode=WAL")

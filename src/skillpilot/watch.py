@@ -94,9 +94,7 @@ class IndexWatcher:
         except ImportError as exc:
             if self._require_watchdog:
                 raise MissingExtraError("server", "watching skill folders", exc.name or "watchdog") from exc
-            log.info(
-                "watchdog is not installed: re-scanning every %s minutes only", self.settings.refresh_interval
-            )
+            log.info("watchdog is not installed: re-scanning every %s minutes only", self.settings.refresh_interval)
             return
         dirty = self._dirty
 

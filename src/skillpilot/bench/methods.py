@@ -250,9 +250,7 @@ class SemanticRouterMethod:
             "route": "one per skill, utterances=[description], description=description",
             "encoder": f"{self._spec} via a DenseEncoder subclass",
             "encoders": [e.name for e in self._encoders],
-            "calibration": (
-                f"fit(method='platt'), {SEMANTIC_ROUTER_FOLDS}-fold cross-fitted, seed {self._seed}"
-            ),
+            "calibration": (f"fit(method='platt'), {SEMANTIC_ROUTER_FOLDS}-fold cross-fitted, seed {self._seed}"),
             "confidence_threshold": SEMANTIC_ROUTER_THRESHOLD,
             "fit_notes": list(self.fit_notes),
         }
@@ -264,9 +262,7 @@ class SemanticRouterMethod:
             raise MissingExtraError("bench", "the semantic-router baseline", "semantic_router") from exc
 
         encoder = _dense_encoder_class()(name=f"skillpilot:{self._spec}", encoders=self._encoders)
-        routes = [
-            Route(name=e.key, utterances=[e.description], description=e.description) for e in catalog.entries
-        ]
+        routes = [Route(name=e.key, utterances=[e.description], description=e.description) for e in catalog.entries]
         self._router = IndexedRouter(encoder=encoder, routes=routes, top_k=RANK_DEPTH)
         self._fit(queries)
 
@@ -279,10 +275,7 @@ class SemanticRouterMethod:
         for fold in range(SEMANTIC_ROUTER_FOLDS):
             train = [q for q in queries if self._fold[q.id] != fold]
             x = [q.query for q in train]
-            y = [
-                (top[q.id] if top[q.id] in q.expected else q.expected[0]) if q.expected else None
-                for q in train
-            ]
+            y = [(top[q.id] if top[q.id] in q.expected else q.expected[0]) if q.expected else None for q in train]
             self._router.calibrator = None
             try:
                 report = self._router.fit(x, y)
@@ -291,8 +284,7 @@ class SemanticRouterMethod:
                 self._calibrators.append(None)
                 continue
             self.fit_notes.append(
-                f"fold {fold}: fitted on {report.n} queries, accuracy {report.accuracy:.3f}, "
-                f"ECE {report.ece:.3f}"
+                f"fold {fold}: fitted on {report.n} queries, accuracy {report.accuracy:.3f}, ECE {report.ece:.3f}"
             )
             self._calibrators.append(self._router.calibrator)
 

@@ -126,9 +126,7 @@ def tokens(predictions: Sequence[Prediction], full_prompt_tokens: int) -> dict[s
 
 def summarize(predictions: Sequence[Prediction], full_prompt_tokens: int) -> dict[str, Any]:
     """Every per-query-derived metric of one method on one suite, overall and per query kind."""
-    by_kind = {
-        kind: accuracy(subset) for kind in KINDS if (subset := [p for p in predictions if p.kind == kind])
-    }
+    by_kind = {kind: accuracy(subset) for kind in KINDS if (subset := [p for p in predictions if p.kind == kind])}
     return {
         "accuracy": {"all": accuracy(predictions), **by_kind},
         "passthrough": passthrough(predictions),

@@ -155,9 +155,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         for method in suite["methods"]:
             m = method["metrics"]
             acc, pt, lat = m["accuracy"]["all"], m["passthrough"], m["latency_ms"]
-            passthrough = (
-                f"{fmt_pct(pt['precision'])} / {fmt_pct(pt['recall'])}" if pt["out_of_scope"] else "–"
-            )
+            passthrough = f"{fmt_pct(pt['precision'])} / {fmt_pct(pt['recall'])}" if pt["out_of_scope"] else "–"
             lines.append(
                 f"| {suite['name']} ({suite['skills']} skills, {suite['queries']} q) | {method['name']} "
                 f"| {fmt_pct(acc['hit@1'])} | {fmt_pct(acc['hit@3'])} | {fmt_pct(acc['mrr'])} "

@@ -74,9 +74,7 @@ class SuiteRun:
     methods: tuple[MethodResult, ...]
 
 
-def run_method(
-    method: Method, catalog: Catalog, queries: Sequence[Query], tick: Tick | None = None
-) -> MethodRun:
+def run_method(method: Method, catalog: Catalog, queries: Sequence[Query], tick: Tick | None = None) -> MethodRun:
     """Build ``method``, warm it up, then rank every query once, timing each call."""
     started = time.perf_counter()
     method.build(catalog, queries)
@@ -210,7 +208,5 @@ def run_suite(
             )
             for q, r, lat in zip(suite.queries, run.rankings, run.latencies_ms, strict=True)
         )
-        results.append(
-            MethodResult(run.name, run.config, run.build_seconds, run.peak_rss_mb, isolated, predictions)
-        )
+        results.append(MethodResult(run.name, run.config, run.build_seconds, run.peak_rss_mb, isolated, predictions))
     return SuiteRun(suite, counter.count(prompt_text(suite.catalog.entries)), tuple(results))

@@ -123,9 +123,7 @@ def load_queries(path: Path) -> list[Query]:
         if kind not in KINDS:
             raise BenchError(f"line {number} of {path}: kind {kind!r} is not one of {', '.join(KINDS)}")
         if (kind == "out_of_scope") != (not expected):
-            raise BenchError(
-                f"line {number} of {path}: out_of_scope queries, and only they, have expected []"
-            )
+            raise BenchError(f"line {number} of {path}: out_of_scope queries, and only they, have expected []")
         queries.append(
             Query(
                 id=_str_field(path, number, row, "id"),
@@ -213,9 +211,7 @@ def _checked(name: str, catalog: Catalog, queries: Iterable[Query], files: tuple
 
 def _require(path: Path) -> Path:
     if not path.exists():
-        raise BenchError(
-            f"{path} is missing: point --data (or SKILLPILOT_BENCH_DATA) at the shared bench folder"
-        )
+        raise BenchError(f"{path} is missing: point --data (or SKILLPILOT_BENCH_DATA) at the shared bench folder")
     return path
 
 
@@ -256,7 +252,6 @@ def _metatool(dataset: Path, workdir: Path, limit: int, seed: int) -> Suite:
     if 0 < limit < len(rows):
         picked = sorted(random.Random(seed).sample(range(len(rows)), limit))
     queries = [
-        Query(id=f"mt{i:05d}", query=rows[i][0], expected=(rows[i][1],), kind=METATOOL_KIND, lang="en")
-        for i in picked
+        Query(id=f"mt{i:05d}", query=rows[i][0], expected=(rows[i][1],), kind=METATOOL_KIND, lang="en") for i in picked
     ]
     return _checked("metatool", load_catalog(catalog_path), queries, (str(csv_path),))

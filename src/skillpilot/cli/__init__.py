@@ -129,8 +129,7 @@ class _LazyGroup(typer.core.TyperGroup):
 app = typer.Typer(
     cls=_LazyGroup,
     name="skillpilot",
-    help="Route a message to the right agent skill before the LLM runs: offline, in milliseconds, "
-    "with the reasons.",
+    help="Route a message to the right agent skill before the LLM runs: offline, in milliseconds, with the reasons.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -144,6 +143,8 @@ HomeOption = Annotated[
     Path | None,
     typer.Option("--home", envvar="SKILLPILOT_HOME", help="Index and config folder [default: ~/.skillpilot]."),
 ]
+
+
 def _output_format(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> bool:
     """``--json`` / ``--human`` when given, else ``platforms.cli.outputFormat`` from the config."""
     source = ctx.get_parameter_source(param.name) if param.name else None
@@ -175,9 +176,12 @@ PreconditionsOption = Annotated[
 ]
 StoreOption = Annotated[
     str | None,
-    typer.Option("--store", envvar="SKILLPILOT_STORE",
-                 help="Index store: postgresql://user@host/db (needs the postgres extra) or a SQLite "
-                 "file; default: $SKILLPILOT_HOME/index.sqlite."),
+    typer.Option(
+        "--store",
+        envvar="SKILLPILOT_STORE",
+        help="Index store: postgresql://user@host/db (needs the postgres extra) or a SQLite "
+        "file; default: $SKILLPILOT_HOME/index.sqlite.",
+    ),
 ]
 
 
@@ -236,8 +240,12 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]
         yield None
         return
     bar = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
     )
     tasks: dict[str, Any] = {}
 
@@ -272,8 +280,9 @@ def _print_index_report(report: IndexReport, as_json: bool) -> None:
 def index(
     paths: Annotated[
         list[Path] | None,
-        typer.Argument(help="Skill folders (scanned for SKILL.md) or JSON tool catalogs. "
-                       "Default: the configured skill folders."),
+        typer.Argument(
+            help="Skill folders (scanned for SKILL.md) or JSON tool catalogs. Default: the configured skill folders."
+        ),
     ] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Drop known roots not named here.")] = False,
     home: HomeOption = None,
@@ -334,8 +343,11 @@ def route(
     message: Annotated[str | None, typer.Argument(help="The user message to route.")] = None,
     queries: Annotated[
         Path | None,
-        typer.Option("--queries", help='Batch mode: a JSON Lines file of {"id", "query"}; '
-                     "writes one JSON RouteResult per line with its id (text per query with --human)."),
+        typer.Option(
+            "--queries",
+            help='Batch mode: a JSON Lines file of {"id", "query"}; '
+            "writes one JSON RouteResult per line with its id (text per query with --human).",
+        ),
     ] = None,
     trace: Annotated[bool, typer.Option("--trace", help="Include every stage of the decision.")] = False,
     fail_on_passthrough: Annotated[
@@ -489,13 +501,19 @@ def stats(home: HomeOption = None, as_json: JsonOption = False) -> None:
     out.print(f"Index: {data.index_path}", markup=False, soft_wrap=True)
     out.print(f"Model cache: {data.model_cache}", markup=False, soft_wrap=True)
     for encoder, count in data.missing_vectors.items():
-        out.print(f"Missing vectors: {count} skills have none from {encoder} (run `skillpilot reindex`)",
-                  markup=False, soft_wrap=True)
+        out.print(
+            f"Missing vectors: {count} skills have none from {encoder} (run `skillpilot reindex`)",
+            markup=False,
+            soft_wrap=True,
+        )
     if data.nearest_neighbours:
         out.print("Candidates: from the HNSW index (more skills than index.annAbove)", markup=False)
     if data.orphan_vectors:
-        out.print(f"Orphan vectors: {data.orphan_vectors} of skills no longer indexed (run `skillpilot reindex`)",
-                  markup=False, soft_wrap=True)
+        out.print(
+            f"Orphan vectors: {data.orphan_vectors} of skills no longer indexed (run `skillpilot reindex`)",
+            markup=False,
+            soft_wrap=True,
+        )
     if data.last_updated:
         import datetime
 
@@ -526,7 +544,7 @@ def demo(
         return
     _print_index_report(report, as_json=False)
     for result in results:
-        out.print(f'\n[bold]» {result.query}[/bold]', markup=True)
+        out.print(f"\n[bold]» {result.query}[/bold]", markup=True)
         _print_route(result)
 
 

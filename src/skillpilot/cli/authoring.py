@@ -73,11 +73,13 @@ def lint_command(
     unreadable = len(report.skipped) if report else 0
     failing = sum(r.failing for r in results)
     if as_json:
-        _print_json({
-            "skills": [_lint_dict(r) for r in results],
-            "failing": failing,
-            "skipped": [asdict(s) for s in report.skipped] if report else [],
-        })
+        _print_json(
+            {
+                "skills": [_lint_dict(r) for r in results],
+                "failing": failing,
+                "skipped": [asdict(s) for s in report.skipped] if report else [],
+            }
+        )
     else:
         if report is not None and report.skipped:
             _print_index_report(report, as_json=False)
@@ -96,8 +98,9 @@ def _print_lint(results: list[SkillLint], failing: int, indexed: bool) -> None:
         out.print(f"no skills to lint{hint}", markup=False)
         return
     for result in results:
-        out.print(f"[bold]{result.score:5.1f}[/bold]  {result.id}  [dim]{result.path}[/dim]", markup=True,
-                  soft_wrap=True)
+        out.print(
+            f"[bold]{result.score:5.1f}[/bold]  {result.id}  [dim]{result.path}[/dim]", markup=True, soft_wrap=True
+        )
         for finding in result.findings:
             style = _SEVERITY_STYLE[finding.severity]
             label = f"       [{style}]{finding.severity:<7}[/{style}] {finding.code}: "
@@ -106,8 +109,9 @@ def _print_lint(results: list[SkillLint], failing: int, indexed: bool) -> None:
             for item in finding.evidence:
                 out.print(f"                 - {item}", markup=False, soft_wrap=True)
             out.print(f"                 fix: {finding.fix}", markup=False, soft_wrap=True)
-    err.print(f"{len(results)} skills, {failing} with warnings or errors (score 0-100, higher routes better)",
-              markup=False)
+    err.print(
+        f"{len(results)} skills, {failing} with warnings or errors (score 0-100, higher routes better)", markup=False
+    )
 
 
 def plan_command(
@@ -127,8 +131,7 @@ def plan_command(
         err.print("one step: the message asks for one thing (or nothing a skill does)", markup=False)
     for number, step in enumerate(steps, start=1):
         target = step.skill.id if step.skill else "no skill"
-        out.print(f"{number}. {step.decision:<11} [bold]{target}[/bold]  confidence {step.confidence:.2f}",
-                  markup=True)
+        out.print(f"{number}. {step.decision:<11} [bold]{target}[/bold]  confidence {step.confidence:.2f}", markup=True)
         out.print(f"   {step.text}", markup=False, soft_wrap=True)
 
 

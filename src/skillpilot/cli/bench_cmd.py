@@ -138,15 +138,12 @@ def bench(
         str | None,
         typer.Option(
             "--suite",
-            help=f"Shared-data suites, comma-separated: {', '.join(SUITES)} or all "
-            "(the default without --skills).",
+            help=f"Shared-data suites, comma-separated: {', '.join(SUITES)} or all (the default without --skills).",
         ),
     ] = None,
     skills: Annotated[
         Path | None,
-        typer.Option(
-            "--skills", help="A skills folder or JSON tool catalog to benchmark instead of a suite."
-        ),
+        typer.Option("--skills", help="A skills folder or JSON tool catalog to benchmark instead of a suite."),
     ] = None,
     queries: Annotated[
         list[Path] | None, typer.Option("--queries", help="JSON Lines query file for --skills (repeatable).")
@@ -163,30 +160,22 @@ def bench(
     limit: Annotated[
         int, typer.Option("--limit", min=0, help="MetaTool queries to sample (seeded); 0 = all 20,614.")
     ] = DEFAULT_METATOOL_LIMIT,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the MetaTool sample and the calibration folds.")
-    ] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the MetaTool sample and the calibration folds.")] = 0,
     encoder: Annotated[
         str,
-        typer.Option(
-            "--encoder", help="Encoders of SkillPilot, dense-only and semantic-router (embed_provider spec)."
-        ),
+        typer.Option("--encoder", help="Encoders of SkillPilot, dense-only and semantic-router (embed_provider spec)."),
     ] = Settings.embed_provider,
     output: Annotated[
         Path | None,
         typer.Option("--output", help="Write the results JSON here, and its chart beside it (.png)."),
     ] = None,
-    chart: Annotated[
-        bool, typer.Option("--chart/--no-chart", help="Draw the PNG chart with --output.")
-    ] = True,
+    chart: Annotated[bool, typer.Option("--chart/--no-chart", help="Draw the PNG chart with --output.")] = True,
     isolate: Annotated[
         bool,
         typer.Option("--isolate/--in-process", help="One process per method (true peak RSS per method)."),
     ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results document on stdout.")] = False,
-    markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print the README markdown table on stdout.")
-    ] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the README markdown table on stdout.")] = False,
 ) -> None:
     """Benchmark SkillPilot and its peers: hit@1/3, MRR, pass-through, conflicts, latency, memory, tokens."""
     names = _methods(methods)

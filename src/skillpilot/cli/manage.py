@@ -32,9 +32,7 @@ feedback_app = typer.Typer(
 config_app = typer.Typer(help="Show, locate or create $SKILLPILOT_HOME/config.yaml.", no_args_is_help=True)
 
 QueryOption = Annotated[str, typer.Option("--query", "-q", help="The message that was routed.")]
-SkillOption = Annotated[
-    str, typer.Option("--skill", "-s", help="The skill it was routed to (id, key or name).")
-]
+SkillOption = Annotated[str, typer.Option("--skill", "-s", help="The skill it was routed to (id, key or name).")]
 
 
 def conflicts(home: HomeOption = None, as_json: JsonOption = False) -> None:
@@ -48,9 +46,7 @@ def conflicts(home: HomeOption = None, as_json: JsonOption = False) -> None:
     if not pilot.settings.enable_semantic:
         err.print("conflict detection compares skills by meaning: router.enableSemantic is off", markup=False)
     if not groups:
-        out.print(
-            f"no conflict groups (similarity threshold {threshold}, index.conflictThreshold)", markup=False
-        )
+        out.print(f"no conflict groups (similarity threshold {threshold}, index.conflictThreshold)", markup=False)
     for group in groups:
         out.print(f"[bold]Conflict group {group.id}[/bold] (similarity {group.similarity:.2f}):", markup=True)
         out.print("  " + " · ".join(group.members), markup=False, soft_wrap=True)
@@ -111,17 +107,13 @@ def correct(
 
 
 @feedback_app.command()
-def confirm(
-    skill: SkillOption, query: QueryOption, home: HomeOption = None, as_json: JsonOption = False
-) -> None:
+def confirm(skill: SkillOption, query: QueryOption, home: HomeOption = None, as_json: JsonOption = False) -> None:
     """The route was right."""
     _record(home, as_json, "confirmed", query, skill=skill)
 
 
 @feedback_app.command()
-def ignore(
-    skill: SkillOption, query: QueryOption, home: HomeOption = None, as_json: JsonOption = False
-) -> None:
+def ignore(skill: SkillOption, query: QueryOption, home: HomeOption = None, as_json: JsonOption = False) -> None:
     """The message was routed to --skill but the user did not use it."""
     _record(home, as_json, "ignored", query, skill=skill)
 
@@ -254,9 +246,7 @@ def init(
     except OSError as exc:
         raise _fail(f"{target}: cannot write ({exc.strerror})") from exc
     out.print(str(target), markup=False, soft_wrap=True)
-    err.print(
-        "wrote the default configuration; edit it, then check it with `skillpilot config show`", markup=False
-    )
+    err.print("wrote the default configuration; edit it, then check it with `skillpilot config show`", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -24,8 +24,9 @@ from . import HomeOption, JsonOption, StoreOption, _pilot, _print_json, _run, ou
 
 CatalogOption = Annotated[
     Path | None,
-    typer.Option("--catalog", help="Catalog metadata file (signals, categories, weights); "
-                 "default: $SKILLPILOT_HOME/market.yaml."),
+    typer.Option(
+        "--catalog", help="Catalog metadata file (signals, categories, weights); default: $SKILLPILOT_HOME/market.yaml."
+    ),
 ]
 
 
@@ -50,15 +51,11 @@ def _print_hits(hits: list[MarketHit], as_json: bool, empty: str) -> None:
 def market_search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, help="At most this many results.")] = 10,
-    exclude: Annotated[
-        list[str] | None, typer.Option("--exclude", help="Leave this skill id out (repeat).")
-    ] = None,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Leave this skill id out (repeat).")] = None,
     category: Annotated[
         list[str] | None, typer.Option("--category", help="Only skills in this category (repeat: any of).")
     ] = None,
-    trust: Annotated[
-        list[str] | None, typer.Option("--trust", help="Only this trust tier (repeat: any of).")
-    ] = None,
+    trust: Annotated[list[str] | None, typer.Option("--trust", help="Only this trust tier (repeat: any of).")] = None,
     catalog: CatalogOption = None,
     home: HomeOption = None,
     store: StoreOption = None,
@@ -103,8 +100,11 @@ def dedup(
     if not clusters:
         out.print("no near-duplicates", markup=False)
     for cluster in clusters:
-        out.print(f"[bold]Cluster {cluster.id}[/bold]: {cluster.kind}, similarity {cluster.similarity:.2f}",
-                  markup=True, highlight=False)
+        out.print(
+            f"[bold]Cluster {cluster.id}[/bold]: {cluster.kind}, similarity {cluster.similarity:.2f}",
+            markup=True,
+            highlight=False,
+        )
         for member in cluster.members:
             out.print(f"  {member.id}  {member.path}", markup=False, soft_wrap=True)
         for pair in cluster.pairs:

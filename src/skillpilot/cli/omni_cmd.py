@@ -43,9 +43,7 @@ def _source_names(values: list[str] | None) -> tuple[SourceName, ...] | None:
     chosen = tuple(s for s in SOURCE_NAMES if s in values)
     unknown = sorted(set(values) - set(SOURCE_NAMES))
     if unknown:
-        raise typer.BadParameter(
-            f"{', '.join(unknown)}: use {', '.join(SOURCE_NAMES)}", param_hint="--source"
-        )
+        raise typer.BadParameter(f"{', '.join(unknown)}: use {', '.join(SOURCE_NAMES)}", param_hint="--source")
     return chosen
 
 
@@ -68,9 +66,9 @@ def context(
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of the context.")] = (
         DEFAULT_MAX_TOKENS
     ),
-    top_k: Annotated[
-        int, typer.Option("--top-k", "-k", min=1, help="At most this many items per source.")
-    ] = (DEFAULT_TOP_K),
+    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, help="At most this many items per source.")] = (
+        DEFAULT_TOP_K
+    ),
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -143,9 +141,7 @@ def kb_build(
 def kb_list(home: HomeOption = None, as_json: JsonOption = False) -> None:
     """List the knowledge bases and their documents."""
     store = document_store(_settings(home))
-    bases = _run(
-        lambda: {name: store.document_names("knowledge", name) for name in store.collections("knowledge")}
-    )
+    bases = _run(lambda: {name: store.document_names("knowledge", name) for name in store.collections("knowledge")})
     if as_json:
         _print_json(bases)
         return
@@ -159,9 +155,7 @@ def kb_list(home: HomeOption = None, as_json: JsonOption = False) -> None:
 def graph_load(
     file: Annotated[
         Path,
-        typer.Argument(
-            help="CSV (subject,predicate,object[,subject_type,object_type]) or JSON array of such objects."
-        ),
+        typer.Argument(help="CSV (subject,predicate,object[,subject_type,object_type]) or JSON array of such objects."),
     ],
     space: SpaceOption = DEFAULT_GRAPH_SPACE,
     replace: Annotated[bool, typer.Option("--replace", help="Empty the space first.")] = False,

@@ -48,9 +48,7 @@ def compile_command(
         list[Path],
         typer.Option("--input", "-i", help="Skill folder, tool catalog or OntoSkills tree (repeatable)."),
     ],
-    output: Annotated[
-        Path, typer.Option("--output", "-o", help="Folder to write <skill>/ontoskill.ttl into.")
-    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder to write <skill>/ontoskill.ttl into.")],
     shacl: Annotated[
         Path | None,
         typer.Option("--shacl", help="SHACL shapes (OntoSkills' ontoskills.shacl.ttl) to validate with."),
@@ -59,9 +57,7 @@ def compile_command(
         str | None,
         typer.Option("--package", help="Also write package.json for this package id (author/package)."),
     ] = None,
-    trust_tier: Annotated[
-        str, typer.Option("--trust-tier", help="The package.json trust tier.")
-    ] = "community",
+    trust_tier: Annotated[str, typer.Option("--trust-tier", help="The package.json trust tier.")] = "community",
     no_embeddings: Annotated[
         bool, typer.Option("--no-embeddings", help="Write no intents.json (no model is loaded).")
     ] = False,
@@ -128,9 +124,7 @@ def install(
     """Install an OntoSkills package from a registry (checksums checked, installed atomically)."""
     source = _registry(registry)
     pilot = _run(lambda: _pilot(home))
-    done = _run(
-        lambda: registries.install(source, package, pilot.settings.home, with_embeddings=with_embeddings)
-    )
+    done = _run(lambda: registries.install(source, package, pilot.settings.home, with_embeddings=with_embeddings))
     report = None if no_index else _reindex(pilot)
     if as_json:
         _print_json({"installed": asdict(done), "index": asdict(report) if report else None})

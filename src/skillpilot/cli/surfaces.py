@@ -32,9 +32,7 @@ def mcp(
             help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
         ),
     ] = None,
-    host: Annotated[
-        str, typer.Option("--host", help="With --http: the loopback address to listen on.")
-    ] = "127.0.0.1",
+    host: Annotated[str, typer.Option("--host", help="With --http: the loopback address to listen on.")] = "127.0.0.1",
     home: HomeOption = None,
 ) -> None:
     """Run the MCP server: tools route, ontoskill, find_skill; resource ontology://schema."""
@@ -66,8 +64,7 @@ def serve(
         list[str] | None,
         typer.Option(
             "--allow-host",
-            help="Also answer requests addressed to this host name (repeatable; loopback names and "
-            "--host always are).",
+            help="Also answer requests addressed to this host name (repeatable; loopback names and --host always are).",
         ),
     ] = None,
     home: HomeOption = None,
@@ -80,8 +77,7 @@ def serve(
 
     def ready(url: str) -> None:
         err.print(
-            f"SkillPilot service on {url} (OpenAPI at {url}/docs); address in "
-            f"{pilot.settings.home / 'serve.json'}",
+            f"SkillPilot service on {url} (OpenAPI at {url}/docs); address in {pilot.settings.home / 'serve.json'}",
             markup=False,
             soft_wrap=True,
         )

@@ -48,9 +48,7 @@ def watch(
     watcher = IndexWatcher(settings, paths or (), on_report=report)
     _run(watcher.start)
     if not as_json:
-        err.print(
-            f"watching {', '.join(map(str, watcher.roots))} (Ctrl-C stops)", markup=False, soft_wrap=True
-        )
+        err.print(f"watching {', '.join(map(str, watcher.roots))} (Ctrl-C stops)", markup=False, soft_wrap=True)
     try:
         stop.wait()
     except KeyboardInterrupt:

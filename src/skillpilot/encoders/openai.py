@@ -93,8 +93,7 @@ class OpenAIEncoder:
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             raise EncoderError(
                 self.name,
-                f"cannot reach {self._url} ({reason}); {_CONFIG_HINT}, or use a local "
-                "encoder (embed.provider: minilm)",
+                f"cannot reach {self._url} ({reason}); {_CONFIG_HINT}, or use a local encoder (embed.provider: minilm)",
             ) from exc
         except ValueError as exc:  # json.JSONDecodeError and UnicodeDecodeError
             raise EncoderError(self.name, f"{self._url} did not return JSON ({exc}); {_CONFIG_HINT}") from exc
@@ -115,9 +114,7 @@ class OpenAIEncoder:
             self._dim = int(vectors.shape[1])
             logger.debug("%s: dim %d", self.name, self._dim)
         elif vectors.shape[1] != self._dim:
-            raise EncoderError(
-                self.name, f"{self._url} changed the width from {self._dim} to {vectors.shape[1]}"
-            )
+            raise EncoderError(self.name, f"{self._url} changed the width from {self._dim} to {vectors.shape[1]}")
         return vectors
 
 

@@ -80,9 +80,7 @@ class SQLiteStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._db = connect(
-            self.path, "index", _SCHEMA, hint="; delete the file and run `skillpilot reindex`"
-        )
+        self._db = connect(self.path, "index", _SCHEMA, hint="; delete the file and run `skillpilot reindex`")
         # One transaction at a time on the shared connection (a service's threads share a store).
         self._in_transaction = threading.RLock()
 
@@ -187,9 +185,7 @@ class SQLiteStore:
         return int(self._db.execute(f"SELECT COUNT(*) FROM vectors WHERE {_ORPHAN}").fetchone()[0])
 
     def load(self) -> list[StoredSkill]:
-        rows = self._db.execute(
-            "SELECT skill, fingerprint, indexed_at FROM skills ORDER BY root, key"
-        ).fetchall()
+        rows = self._db.execute("SELECT skill, fingerprint, indexed_at FROM skills ORDER BY root, key").fetchall()
         return stored_from_rows(rows)
 
     def fetch(self, keys: Sequence[tuple[str, str]]) -> list[StoredSkill]:
@@ -205,10 +201,7 @@ class SQLiteStore:
     def vectors(self, encoder: str) -> dict[tuple[str, str], np.ndarray]:
         """Stored vectors of one encoder; each value has shape (parts, dim)."""
         rows = self._db.execute("SELECT root, key, dim, data FROM vectors WHERE encoder=?", (encoder,)).fetchall()
-        return {
-            (root, key): np.frombuffer(data, dtype=np.float32).reshape(-1, dim)
-            for root, key, dim, data in rows
-        }
+        return {(root, key): np.frombuffer(data, dtype=np.float32).reshape(-1, dim) for root, key, dim, data in rows}
 
     def skipped(self) -> list[SkippedFile]:
         rows = self._db.execute("SELECT path, reason FROM skipped ORDER BY path")
@@ -222,4 +215,3 @@ class SQLiteStore:
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM skills").fetchone()[0])
-

@@ -103,12 +103,21 @@ class Profile:
 
 
 # A search page lets popular, trusted, fresh skills climb a few places; relevance still leads.
-SEARCH = Profile("search", relevance=0.75, quality=0.08, popularity=0.1, recency=0.04, trust=0.03,
-                 category=0.0, min_similarity=0.25)
+SEARCH = Profile(
+    "search", relevance=0.75, quality=0.08, popularity=0.1, recency=0.04, trust=0.03, category=0.0, min_similarity=0.25
+)
 # A detail page's related list is about meaning: popularity must not bury a better match, and a
 # shared category is only a light bonus.
-RELATED = Profile("related", relevance=0.85, quality=0.05, popularity=0.03, recency=0.02, trust=0.0,
-                  category=0.05, min_similarity=0.55)
+RELATED = Profile(
+    "related",
+    relevance=0.85,
+    quality=0.05,
+    popularity=0.03,
+    recency=0.02,
+    trust=0.0,
+    category=0.05,
+    min_similarity=0.55,
+)
 _PROFILE_KEYS = {f.name for f in fields(Profile)} - {"name"}
 
 
@@ -185,8 +194,16 @@ def listing_of(skill: IndexedSkill, catalog: CatalogFile, tiers: Mapping[str, st
     return Listing(**values)
 
 
-_FRONTMATTER_KEYS = ("categories", "public_capabilities", "public_tools", "quality", "installs", "updated",
-                     "forked_from", "version_of")
+_FRONTMATTER_KEYS = (
+    "categories",
+    "public_capabilities",
+    "public_tools",
+    "quality",
+    "installs",
+    "updated",
+    "forked_from",
+    "version_of",
+)
 
 
 def _frontmatter_fields(skill: Skill) -> list[tuple[str, Any]]:

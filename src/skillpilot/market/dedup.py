@@ -113,8 +113,7 @@ def names_compatible(a: str, b: str) -> bool:
 def _resolve(ref: str, views: Sequence[PrivateView]) -> int | None:
     for attribute in ("id", "key", "name"):
         found = [
-            i for i, v in enumerate(views)
-            if (v.key if attribute == "key" else getattr(v.public, attribute)) == ref
+            i for i, v in enumerate(views) if (v.key if attribute == "key" else getattr(v.public, attribute)) == ref
         ]
         if len(found) == 1:
             return found[0]
@@ -145,8 +144,11 @@ def find_pairs(views: Sequence[PrivateView]) -> list[DuplicatePair]:
         compatible = names_compatible(views[i].public.name, views[j].public.name)
         if share >= RENAMED_COPY or (count >= MIN_SHARED and compatible):
             naming = _naming(views[i].public.name, views[j].public.name, compatible)
-            judged[(i, j)] = ("drifted", f"{naming}; {count} verbatim {SHINGLE_WORDS}-word passages shared "
-                              f"({share:.0%} of the shorter one's text)")
+            judged[(i, j)] = (
+                "drifted",
+                f"{naming}; {count} verbatim {SHINGLE_WORDS}-word passages shared "
+                f"({share:.0%} of the shorter one's text)",
+            )
     by_text: dict[str, list[int]] = defaultdict(list)
     for position, view in enumerate(views):
         by_text[_exact_key(view)].append(position)

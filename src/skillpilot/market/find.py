@@ -74,8 +74,7 @@ def find_skill(
                 failures.append(exc)
     if not answers:
         raise failures[0]
-    return {"mode": mode, "intent": intent or "", "results": _merge(answers, top_k, installed_boost),
-            "errors": errors}
+    return {"mode": mode, "intent": intent or "", "results": _merge(answers, top_k, installed_boost), "errors": errors}
 
 
 def _filters(given: SearchFilters | Mapping[str, Sequence[str]] | None) -> SearchFilters:
@@ -87,27 +86,22 @@ def _filters(given: SearchFilters | Mapping[str, Sequence[str]] | None) -> Searc
     return SearchFilters(**{name: tuple(values) for name, values in given.items()})
 
 
-def _from_market(
-    market: Market, intent: str | None, top_k: int, filters: SearchFilters
-) -> list[dict[str, Any]]:
+def _from_market(market: Market, intent: str | None, top_k: int, filters: SearchFilters) -> list[dict[str, Any]]:
     hits = market.search(intent, top_k, filters) if intent else market.browse(top_k, filters)
-    return [
-        {**hit.skill.to_dict(), "score": hit.score, "explanation": list(hit.explanation)}
-        for hit in hits
-    ]
+    return [{**hit.skill.to_dict(), "score": hit.score, "explanation": list(hit.explanation)} for hit in hits]
 
 
-def _from_installed(
-    pilot: SkillPilot, intent: str | None, top_k: int, filters: SearchFilters
-) -> list[dict[str, Any]]:
+def _from_installed(pilot: SkillPilot, intent: str | None, top_k: int, filters: SearchFilters) -> list[dict[str, Any]]:
     catalog = read_catalog_file(pilot.settings.home / CATALOG_FILE)
     by_id = {s.id: s for s in pilot.skills()}
     listings = {s.id: listing_of(s, catalog, pilot.settings.trust_tiers) for s in by_id.values()}
     if intent:
         # Ask for as many more as the filters remove, so they never shorten the list.
         excluded = sum(1 for i, listing in listings.items() if not filters.admits(i, listing))
-        found = [(by_id[h.id], h.score, f"installed: relevance {h.score:.2f} ({', '.join(map(str, h.matched_by))})")
-                 for h in pilot.search(intent, top_k=top_k + excluded)]
+        found = [
+            (by_id[h.id], h.score, f"installed: relevance {h.score:.2f} ({', '.join(map(str, h.matched_by))})")
+            for h in pilot.search(intent, top_k=top_k + excluded)
+        ]
     else:
         found = [(s, 0.0, "installed") for s in sorted(by_id.values(), key=lambda s: s.id)]
     results = []

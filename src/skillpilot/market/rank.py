@@ -96,16 +96,21 @@ def explain(
     for place, candidate in enumerate(shown, start=1):
         listing = listings[candidate.index]
         evidence = ", ".join(f"{names.get(r, r)} rank {n}" for r, n in sorted(candidate.ranks.items()))
-        notes = [f"relevance {candidate.relevance:.2f} ({evidence})" if evidence
-                 else "no query: ordered by its signals alone"]
+        notes = [
+            f"relevance {candidate.relevance:.2f} ({evidence})"
+            if evidence
+            else "no query: ordered by its signals alone"
+        ]
         if candidate.similarity is not None:
             notes.append(f"public-text similarity {candidate.similarity:.2f}")
         for signal, value in candidate.contributions.items():
             delta = value - means[signal]
             if signal != "relevance" and abs(delta) >= 0.005:
                 verb = "lifted" if delta > 0 else "held back"
-                notes.append(f"{signal} {candidate.signals[signal]:.2f}{_detail(signal, listing)} {verb} it "
-                             f"({delta:+.3f} vs the average candidate)")
+                notes.append(
+                    f"{signal} {candidate.signals[signal]:.2f}{_detail(signal, listing)} {verb} it "
+                    f"({delta:+.3f} vs the average candidate)"
+                )
         if relevance_place[candidate.index] != place:
             notes.append(f"shown #{place}; #{relevance_place[candidate.index]} by relevance alone")
         candidate.notes = notes + candidate.notes
@@ -144,8 +149,9 @@ def mmr(
             if value > best_value:
                 best, best_value, best_penalty, rival = candidate, value, redundancy, nearest
         if rival is not None:
-            best.notes.append(f"diversity: similarity {best_penalty:.2f} to {label(rival)} cost "
-                              f"{(1 - lam) * best_penalty:.3f}")
+            best.notes.append(
+                f"diversity: similarity {best_penalty:.2f} to {label(rival)} cost {(1 - lam) * best_penalty:.3f}"
+            )
         chosen.append(best)
         left.remove(best)
     return chosen

@@ -142,8 +142,11 @@ class Market:
             none = np.zeros((0, encoder.dim), np.float32)
             rows = [stored.get((s.skill.root, s.key), none)[:1] for s in skills]
             has_vector &= np.array([len(r) == 1 for r in rows], dtype=bool)
-            heads.append(np.stack([r[0] if len(r) else np.zeros(encoder.dim, np.float32) for r in rows])
-                         if rows else np.zeros((0, encoder.dim), np.float32))
+            heads.append(
+                np.stack([r[0] if len(r) else np.zeros(encoder.dim, np.float32) for r in rows])
+                if rows
+                else np.zeros((0, encoder.dim), np.float32)
+            )
             dense.append(DenseRetriever(encoder, rows))
         return _State(
             key=key,
@@ -212,8 +215,13 @@ class Market:
         filters = SearchFilters(exclude_ids=excluded)
         pool = self._rank(state, lists, similarity, profile, gate, filters, categories)
         folded = self._fold(state, pool)
-        chosen = mmr([r for r, _ in folded], lambda i, j: self._similarity(state, i, j), top_k,
-                     profile.mmr_lambda, lambda i: state.skills[i].id)
+        chosen = mmr(
+            [r for r, _ in folded],
+            lambda i, j: self._similarity(state, i, j),
+            top_k,
+            profile.mmr_lambda,
+            lambda i: state.skills[i].id,
+        )
         duplicates = {r.index: d for r, d in folded}
         return self._show(state, [(r, duplicates[r.index]) for r in chosen], pool)
 
@@ -279,8 +287,9 @@ class Market:
                     relevance=relevance_of(float(rrf[i]), len(lists)),
                     similarity=None if similarity is None else round(float(similarity[i]), 4),
                     ranks={str(n): int(r[i]) for n, r in ranks.items() if r[i] > 0},
-                    signals=signals_of(listing, profile, now, state.most_installs,
-                                       bool(categories & set(listing.categories))),
+                    signals=signals_of(
+                        listing, profile, now, state.most_installs, bool(categories & set(listing.categories))
+                    ),
                 )
             )
         return score(pool, profile)

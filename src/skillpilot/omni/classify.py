@@ -91,8 +91,7 @@ ENGLISH_KEYWORDS: dict[SourceName, tuple[str, ...]] = {
 }
 
 _ENGLISH = {
-    source: [re.compile(rf"\b(?:{pattern})\b") for pattern in patterns]
-    for source, patterns in ENGLISH_KEYWORDS.items()
+    source: [re.compile(rf"\b(?:{pattern})\b") for pattern in patterns] for source, patterns in ENGLISH_KEYWORDS.items()
 }
 _BY_LENGTH = sorted(
     ((keyword, source) for source, keywords in SEED_KEYWORDS.items() for keyword in keywords),
@@ -217,9 +216,7 @@ def decide(
     probability = exp / exp.sum()
     method = "keyword+embedding" if found else "embedding"
     if int(np.argmax(probability)) == len(SOURCE_NAMES):
-        return Classification(
-            "UNKNOWN", float(probability[-1]), dict.fromkeys(SOURCE_NAMES, 1.0), found, method
-        )
+        return Classification("UNKNOWN", float(probability[-1]), dict.fromkeys(SOURCE_NAMES, 1.0), found, method)
     sources = probability[: len(SOURCE_NAMES)]
     best = float(sources.max())
     active = [
@@ -246,9 +243,7 @@ class IntentClassifier:
         examples: Sequence[Example] | None = None,
     ) -> None:
         self.params = params
-        self.bank = (
-            ExampleBank(encoders, load_examples() if examples is None else examples) if encoders else None
-        )
+        self.bank = ExampleBank(encoders, load_examples() if examples is None else examples) if encoders else None
 
     def classify(self, query: str) -> Classification:
         hits = keyword_hits(query)

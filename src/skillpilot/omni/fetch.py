@@ -71,9 +71,7 @@ def _start(source: Source, query: str, top_k: int) -> Future[list[OmniItem]]:
     return future
 
 
-def _outcome(
-    name: SourceName, future: Future[list[OmniItem]], top_k: int, elapsed_ms: float
-) -> SourceOutcome:
+def _outcome(name: SourceName, future: Future[list[OmniItem]], top_k: int, elapsed_ms: float) -> SourceOutcome:
     error = future.exception()
     if error is None:
         return SourceOutcome(name, "ok", tuple(future.result()[:top_k]), elapsed_ms=elapsed_ms)
@@ -118,18 +116,14 @@ def _round(
     return outcomes
 
 
-def fetch_all(
-    sources: Mapping[SourceName, Source], query: str, top_k: int, policy: FetchPolicy
-) -> list[SourceOutcome]:
+def fetch_all(sources: Mapping[SourceName, Source], query: str, top_k: int, policy: FetchPolicy) -> list[SourceOutcome]:
     """Ask every source (module docstring); never raises for a source's failure."""
     call_deadline = time.monotonic() + policy.overall
     outcomes: dict[SourceName, SourceOutcome] = {}
     attempts = dict.fromkeys(sources, 0)
     pending = list(sources)
     while pending:
-        for name, outcome in _round(
-            {n: sources[n] for n in pending}, query, top_k, policy, call_deadline
-        ).items():
+        for name, outcome in _round({n: sources[n] for n in pending}, query, top_k, policy, call_deadline).items():
             attempts[name] += 1
             outcomes[name] = SourceOutcome(
                 outcome.source,
@@ -150,8 +144,6 @@ def fetch_all(
         pending = [
             name
             for name in pending
-            if outcomes[name].status == "error"
-            and attempts[name] <= policy.retry
-            and time.monotonic() < call_deadline
+            if outcomes[name].status == "error" and attempts[name] <= policy.retry and time.monotonic() < call_deadline
         ]
     return [outcomes[name] for name in sources]

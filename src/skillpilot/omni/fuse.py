@@ -54,9 +54,7 @@ def merge(outcomes: Sequence[SourceOutcome], weights: Mapping[SourceName, float]
             key = (item.source, item.key)
             if key not in best or weighted.score > best[key][0].score:
                 best[key] = (weighted, position)
-    ranked = sorted(
-        best.values(), key=lambda pair: (-pair[0].score, SOURCE_NAMES.index(pair[0].source), pair[1])
-    )
+    ranked = sorted(best.values(), key=lambda pair: (-pair[0].score, SOURCE_NAMES.index(pair[0].source), pair[1]))
     return [item for item, _ in ranked]
 
 

@@ -61,9 +61,7 @@ def _token_counter() -> TokenCounter:
 
 def encoders_for(settings: Settings) -> list[Encoder]:
     """SkillPilot's configured encoders, or none when semantic matching is off."""
-    return (
-        [get_encoder(spec, settings) for spec in settings.encoder_specs] if settings.enable_semantic else []
-    )
+    return [get_encoder(spec, settings) for spec in settings.encoder_specs] if settings.enable_semantic else []
 
 
 def document_store(settings: Settings) -> ChunkStore:

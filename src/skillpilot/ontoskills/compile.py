@@ -91,9 +91,7 @@ def compile_skills(
             continue
         if package_id and skill.name in ids:
             skipped.append(
-                SkippedFile(
-                    skill.path, f"id {skill.name!r} is already used in {package_id} by {ids[skill.name]}"
-                )
+                SkippedFile(skill.path, f"id {skill.name!r} is already used in {package_id} by {ids[skill.name]}")
             )
             continue
         ids[skill.name] = skill.key

@@ -60,9 +60,7 @@ def write_intents(path: Path, intents: Sequence[str], vectors: np.ndarray, skill
             {
                 "intent": text,
                 # 8 decimals keep the unit norm to ~1e-7 and halve the file against float reprs.
-                "embedding": [
-                    round(float(v), 8) for v in rows[text] / max(float(np.linalg.norm(rows[text])), 1e-12)
-                ],
+                "embedding": [round(float(v), 8) for v in rows[text] / max(float(np.linalg.norm(rows[text])), 1e-12)],
                 "skills": list(skill_ids),
             }
             for text in sorted(rows)

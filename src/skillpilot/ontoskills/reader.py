@@ -146,9 +146,7 @@ def read_ontoskill(path: Path, root: Path) -> tuple[list[Skill], tuple[str, ...]
     raw = path.read_bytes()
     intents_file = path.parent / INTENTS_FILE
     intents_bytes = intents_file.read_bytes() if intents_file.is_file() else b""
-    folder_key = (
-        path.parent.relative_to(root).as_posix() if path.parent.is_relative_to(root) else path.parent.name
-    )
+    folder_key = path.parent.relative_to(root).as_posix() if path.parent.is_relative_to(root) else path.parent.name
     skills: list[Skill] = []
     warnings: list[str] = []
     for record in records:
@@ -169,10 +167,7 @@ def read_ontoskill(path: Path, root: Path) -> tuple[list[Skill], tuple[str, ...]
         )
         tier: TrustTier = package.trust_tier if package else "local"
         description = (
-            record.description
-            or _string(entry.get("description"))
-            or _genus_line(record)
-            or "; ".join(record.intents)
+            record.description or _string(entry.get("description")) or _genus_line(record) or "; ".join(record.intents)
         )
         if not record.intents:
             warnings.append(f"{path}: skill {record.identifier!r} declares no oc:resolvesIntent")
@@ -283,9 +278,7 @@ def _parse(path: Path) -> rdflib.Graph:
     try:
         size = os.stat(path).st_size
         if size > MAX_MODULE_BYTES:
-            raise SkillParseError(
-                path, f"is {size >> 20} MiB; modules over {MAX_MODULE_BYTES >> 20} MiB are not read"
-            )
+            raise SkillParseError(path, f"is {size >> 20} MiB; modules over {MAX_MODULE_BYTES >> 20} MiB are not read")
         data = path.read_bytes()
     except OSError as exc:
         raise SkillParseError(path, f"cannot be read: {exc.strerror or exc}") from exc
@@ -353,11 +346,7 @@ def _record(graph: rdflib.Graph, subject: rdflib.term.Node, namespace: str, path
     for node in graph.objects(subject, oc("hasRequirement")):
         kinds = sorted(vocab.compact(str(t))[3:] for t in graph.objects(node, RDF.type))
         kind = next(
-            (
-                k.removeprefix("Requirement")
-                for k in kinds
-                if k.startswith("Requirement") and k != "Requirement"
-            ),
+            (k.removeprefix("Requirement") for k in kinds if k.startswith("Requirement") and k != "Requirement"),
             "",
         )
         value = one(oc("requirementValue"), node)
@@ -365,8 +354,7 @@ def _record(graph: rdflib.Graph, subject: rdflib.term.Node, namespace: str, path
             optional = one(oc("isOptional"), node) in ("true", "1")
             requirements.append((kind or "Unknown", value, optional))
     knowledge = [
-        _knowledge(graph, node, namespace)
-        for node in sorted(graph.objects(subject, oc("impartsKnowledge")), key=str)
+        _knowledge(graph, node, namespace) for node in sorted(graph.objects(subject, oc("impartsKnowledge")), key=str)
     ]
     return OntoRecord(
         path=path,
@@ -405,17 +393,13 @@ def _knowledge(graph: rdflib.Graph, node: rdflib.term.Node, namespace: str) -> K
     directive = value("directiveContent")
     if directive is None:
         return None
-    kinds = sorted(
-        vocab.compact(str(t))[3:] for t in graph.objects(node, RDF.type) if str(t).startswith(namespace)
-    )
+    kinds = sorted(vocab.compact(str(t))[3:] for t in graph.objects(node, RDF.type) if str(t).startswith(namespace))
     # A node typed "oc:AntiPattern, oc:KnowledgeNode" is an anti-pattern: drop the generic classes.
     specific = [k for k in kinds if k != "KnowledgeNode" and k not in vocab.DIMENSION_OF.values()] or kinds
     links = []
     for prop in ("correctAlternative", "appliesToStep"):
         for target in graph.objects(node, URIRef(namespace + prop)):
-            title = (
-                value("sectionTitle", target) or value("stepTitle", target) or graph.value(target, RDFS.label)
-            )
+            title = value("sectionTitle", target) or value("stepTitle", target) or graph.value(target, RDFS.label)
             kind = next((vocab.compact(str(t))[3:] for t in graph.objects(target, RDF.type)), "")
             links.append((prop, str(title) if title is not None else vocab.compact(str(target)), kind))
     step = value("stepOrder")

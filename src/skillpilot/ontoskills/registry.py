@@ -202,9 +202,7 @@ def lock_path(home: Path) -> Path:
     return Path(home) / LOCK_PATH
 
 
-def install(
-    registry: Registry, reference: str, home: Path, *, with_embeddings: bool = False
-) -> InstalledPackage:
+def install(registry: Registry, reference: str, home: Path, *, with_embeddings: bool = False) -> InstalledPackage:
     """Install (or reinstall) one package from ``registry``; see the module docstring."""
     entry = registry.find(reference)
     manifest_bytes = registry.fetch(entry.manifest)
@@ -214,9 +212,7 @@ def install(
         raise RegistryError(entry.manifest, "not an OntoSkills package.json (no package_id)")
     package_id = manifest["package_id"]
     if package_id.lower() != entry.package_id.lower():
-        raise RegistryError(
-            entry.manifest, f"declares {package_id!r}, but the index lists it as {entry.package_id!r}"
-        )
+        raise RegistryError(entry.manifest, f"declares {package_id!r}, but the index lists it as {entry.package_id!r}")
     target_relative = _package_folder(package_id)
     files = _package_files(manifest, entry.manifest, with_embeddings)
     listed = manifest.get("checksums")
@@ -296,9 +292,7 @@ def _package_files(manifest: dict[str, Any], source: str, with_embeddings: bool)
     for name in dict.fromkeys(n for n in names if n is not None):
         relative = safe_relative(name)
         if relative is None or relative.name == MANIFEST_FILE:
-            raise RegistryError(
-                source, f"refusing the package path {name!r}: it could leave the package folder"
-            )
+            raise RegistryError(source, f"refusing the package path {name!r}: it could leave the package folder")
         files.append(relative)
     return files
 
@@ -385,14 +379,10 @@ def _check(expected: object, data: bytes, location: str) -> None:
         return
     match = _HEX.match(expected) if isinstance(expected, str) else None
     if match is None:
-        raise RegistryError(
-            location, f"the registry gives an unreadable checksum {expected!r} (want sha256:<hex>)"
-        )
+        raise RegistryError(location, f"the registry gives an unreadable checksum {expected!r} (want sha256:<hex>)")
     actual = hashlib.sha256(data).hexdigest()
     if actual != match.group(1).lower():
-        raise RegistryError(
-            location, f"checksum mismatch: expected sha256 {match.group(1).lower()}, got {actual}"
-        )
+        raise RegistryError(location, f"checksum mismatch: expected sha256 {match.group(1).lower()}, got {actual}")
 
 
 def _json(data: bytes, location: str) -> Any:

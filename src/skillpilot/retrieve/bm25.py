@@ -63,9 +63,7 @@ class BM25Index:
     ``documents[i]`` is document ``i``'s terms (repeats count as term frequency).
     """
 
-    def __init__(
-        self, documents: Sequence[Sequence[str]], *, k1: float = DEFAULT_K1, b: float = DEFAULT_B
-    ) -> None:
+    def __init__(self, documents: Sequence[Sequence[str]], *, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> None:
         if k1 < 0 or not 0.0 <= b <= 1.0:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
         self.k1 = k1

@@ -83,9 +83,7 @@ def router_for(sessions: BrowserSessions) -> APIRouter:
 
     def signed_in_response() -> Response:
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(
-            COOKIE, sessions.cookie_value, httponly=True, samesite="strict", path="/", secure=False
-        )
+        response.set_cookie(COOKIE, sessions.cookie_value, httponly=True, samesite="strict", path="/", secure=False)
         return response
 
     @router.get("/login")

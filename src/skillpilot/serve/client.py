@@ -41,4 +41,3 @@ def get_json(info: ServeInfo, path: str, timeout: float) -> Any:
         request.add_header("Authorization", f"Bearer {info.token}")
     with _opener.open(request, timeout=timeout) as response:
         return json.loads(response.read())
-

@@ -57,17 +57,11 @@ def parse_tool_catalog(path: Path) -> tuple[list[Skill], list[SkippedFile]]:
     skipped: list[SkippedFile] = []
     first_at: dict[str, int] = {}
     for index, entry in enumerate(entries):
-        if (
-            isinstance(entry, dict)
-            and entry.get("type") == "function"
-            and isinstance(entry.get("function"), dict)
-        ):
+        if isinstance(entry, dict) and entry.get("type") == "function" and isinstance(entry.get("function"), dict):
             entry = entry["function"]
         problem = _problem(entry)
         if problem is None and entry["name"].strip() in first_at:
-            problem = (
-                f"repeats the tool name {entry['name'].strip()!r} of entry {first_at[entry['name'].strip()]}"
-            )
+            problem = f"repeats the tool name {entry['name'].strip()!r} of entry {first_at[entry['name'].strip()]}"
         if problem is not None:
             skipped.append(SkippedFile(str(path), f"entry {index}{_label(entry)} {problem}; skipped"))
             continue
@@ -103,8 +97,7 @@ def _load_json(path: Path) -> Any:
         if size > MAX_CATALOG_BYTES:
             raise SkillParseError(
                 path,
-                f"is {size / 1024 / 1024:.1f} MiB; tool catalogs over "
-                f"{MAX_CATALOG_BYTES >> 20} MiB are not read",
+                f"is {size / 1024 / 1024:.1f} MiB; tool catalogs over {MAX_CATALOG_BYTES >> 20} MiB are not read",
             )
         with open(path, "rb") as handle:
             raw = handle.read(MAX_CATALOG_BYTES + 1)
@@ -120,23 +113,17 @@ def _load_json(path: Path) -> Any:
     except ValueError:  # os.stat refuses paths with NUL bytes this way
         raise SkillParseError(path, "is not a valid path") from None
     if len(raw) > MAX_CATALOG_BYTES:
-        raise SkillParseError(
-            path, f"is over {MAX_CATALOG_BYTES >> 20} MiB; tool catalogs that large are not read"
-        )
+        raise SkillParseError(path, f"is over {MAX_CATALOG_BYTES >> 20} MiB; tool catalogs that large are not read")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise SkillParseError(
-            path, f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
-        ) from None
+        raise SkillParseError(path, f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
     if not text.strip():
         raise SkillParseError(path, f"the file is empty: {_SHAPES}")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SkillParseError(
-            path, f"is not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno
-        ) from None
+        raise SkillParseError(path, f"is not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
     except RecursionError:
         raise SkillParseError(path, "is not a tool catalog: its JSON is nested too deeply") from None
 

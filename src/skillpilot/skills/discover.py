@@ -133,9 +133,7 @@ def load_skills(
         elif not os.path.exists(root):
             skipped.append(SkippedFile(str(root), "folder does not exist"))
         else:
-            skipped.append(
-                SkippedFile(str(root), "is not a folder, a SKILL.md, a .json tool catalog or a .ttl module")
-            )
+            skipped.append(SkippedFile(str(root), "is not a folder, a SKILL.md, a .json tool catalog or a .ttl module"))
     # Symlinked folders are walked only after every root's own tree, so a skill that a root
     # holds directly keeps that root's key even when another root links to it.
     for rank, root, pending, seen in links:
@@ -268,9 +266,7 @@ def _walk(
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     skipped.append(
-                        SkippedFile(
-                            entry.path, "is a symlink loop (it points, through other links, back to itself)"
-                        )
+                        SkippedFile(entry.path, "is a symlink loop (it points, through other links, back to itself)")
                     )
                 continue
             if (info.st_dev, info.st_ino) not in seen:

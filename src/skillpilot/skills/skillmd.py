@@ -278,9 +278,7 @@ class _Fields:
                 if chunks:
                     chunks[-1][1].append(text)
                 elif text.strip() and not text.startswith("#"):
-                    raise SkillParseError(
-                        self.path, f"the frontmatter is not valid YAML: {problem}", line=i + 2
-                    )
+                    raise SkillParseError(self.path, f"the frontmatter is not valid YAML: {problem}", line=i + 2)
                 continue
             chunks.append((i, [text]))
         data: dict[str, Any] = {}
@@ -447,9 +445,7 @@ class _Fields:
         for allowed in TRUST_TIERS:
             if wanted == allowed:
                 return allowed
-        self.warn(
-            "trust_tier", f"is {_short.repr(value)}, expected one of {', '.join(TRUST_TIERS)}; using local"
-        )
+        self.warn("trust_tier", f"is {_short.repr(value)}, expected one of {', '.join(TRUST_TIERS)}; using local")
         return "local"
 
     def private(self, data: dict[str, Any]) -> bool:
@@ -483,9 +479,7 @@ class _Fields:
 
         take(value, "requires")
         blocks = [("metadata", metadata)] + [
-            (f"metadata.{name}", metadata[name])
-            for name in _AGENT_BLOCKS
-            if isinstance(metadata.get(name), dict)
+            (f"metadata.{name}", metadata[name]) for name in _AGENT_BLOCKS if isinstance(metadata.get(name), dict)
         ]
         for prefix, block in blocks:
             take(block.get("requires"), f"{prefix}.requires")

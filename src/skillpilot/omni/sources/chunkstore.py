@@ -96,7 +96,11 @@ class ChunkHit:
     def item(self, source: SourceName, title: str) -> OmniItem:
         """This chunk as a fused-context item of ``source``."""
         return OmniItem(
-            source=source, key=self.chunk_id, score=self.score, snippet=self.text, title=title,
+            source=source,
+            key=self.chunk_id,
+            score=self.score,
+            snippet=self.text,
+            title=title,
             chunk_id=self.chunk_id,
         )
 
@@ -232,12 +236,8 @@ class ChunkStore:
             "(SELECT chunk_id FROM chunks WHERE kind = ? AND collection = ? AND name = ?)",
             (kind, collection, name),
         )
-        db.execute(
-            "DELETE FROM chunks WHERE kind = ? AND collection = ? AND name = ?", (kind, collection, name)
-        )
-        db.execute(
-            "DELETE FROM documents WHERE kind = ? AND collection = ? AND name = ?", (kind, collection, name)
-        )
+        db.execute("DELETE FROM chunks WHERE kind = ? AND collection = ? AND name = ?", (kind, collection, name))
+        db.execute("DELETE FROM documents WHERE kind = ? AND collection = ? AND name = ?", (kind, collection, name))
 
     def search(
         self,

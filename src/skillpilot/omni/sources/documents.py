@@ -149,9 +149,7 @@ def read_document(path: Path) -> Document:
     """The text of one supported file (see the module docstring for how each kind is read)."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
-        raise DocumentError(
-            path, f"unsupported file type {suffix or '(none)'}; use {', '.join(SUPPORTED_SUFFIXES)}"
-        )
+        raise DocumentError(path, f"unsupported file type {suffix or '(none)'}; use {', '.join(SUPPORTED_SUFFIXES)}")
     if not path.is_file():
         raise DocumentError(path, "no such file")
     title = path.name
