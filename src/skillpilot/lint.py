@@ -287,7 +287,8 @@ def _vague(
             (
                 *elsewhere,
                 *(
-                    f"the body's task {_excerpt(t)!r} leaves it out of the route's top {TASK_WITHIN} (routes to {r}, {c:.2f})"
+                    f"the body's task {_excerpt(t)!r} leaves it out of the route's top {TASK_WITHIN} "
+                    f"(routes to {r}, {c:.2f})"
                     for t, r, c in tasks_unreached
                 ),
             ),
