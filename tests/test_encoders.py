@@ -234,7 +234,7 @@ def test_use_without_sentencepiece_says_what_to_install(monkeypatch: pytest.Monk
 
 def test_minilm_dimensions_and_name() -> None:
     encoder = get_encoder("minilm", Settings())
-    assert (encoder.name, encoder.dim) == ("all-MiniLM-L6-v2-int8/1.0.0+dynamic-int8", 384)
+    assert (encoder.name, encoder.dim) == ("all-MiniLM-L6-v2-int8/1.0.0", 384)
     assert get_encoder("use-multilingual", Settings()).dim == 512
 
 

@@ -153,7 +153,7 @@ def test_a_changed_encoder_routes_on_keywords_until_reindex_embeds(tmp_path: Pat
     SkillPilot(home=isolated_home, embed_provider="use-multilingual").index([root])
     pilot = SkillPilot(home=isolated_home, embed_provider="minilm")
     space = vector_space(pilot.encoders[0], EMBEDDING)
-    assert space.startswith("all-MiniLM-L6-v2-int8/1.0.0+dynamic-int8|")
+    assert space.startswith("all-MiniLM-L6-v2-int8/1.0.0|")
     generation = pilot.store.generation()
 
     result = pilot.route("trim this video", trace=True)

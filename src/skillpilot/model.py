@@ -468,7 +468,7 @@ class Stats:
     last_updated: float | None
     embed_provider: str
     index_path: str
-    # Where models derived from shipped weights (MiniLM's integer-kernel copy) are kept.
+    # Where models derived from shipped weights (MiniLM's lean copy) are kept.
     model_cache: str
     # Encoder -> skills it has no vectors for (routing uses the other retrievers; reindex fixes).
     missing_vectors: dict[str, int] = field(default_factory=dict)

@@ -70,12 +70,34 @@ def _git_commit() -> str | None:
     return done.stdout.strip() or None
 
 
+# The instruction sets that change which kernels onnxruntime and OpenBLAS run (so the last bits of
+# a vector, and the speed): recorded with every benchmark result.
+INSTRUCTION_SETS = ("SSE42", "AVX", "FMA3", "AVX2", "AVX512F", "AVX512_SKX", "AVX512VNNI", "AVX512_ICL", "AVX512BF16")
+
+
+def instruction_sets() -> list[str]:
+    """Which of ``INSTRUCTION_SETS`` this CPU offers, as CPUID reports them to numpy (so an
+    emulated CPU, say ``qemu-x86_64 -cpu Haswell``, reports its own and not the host's)."""
+    from numpy._core._multiarray_umath import __cpu_features__
+
+    return [name for name in INSTRUCTION_SETS if __cpu_features__.get(name)]
+
+
+def _cpu_model() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            return next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), None)
+    except OSError:
+        return None
+
+
 def machine() -> dict[str, Any]:
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else 0
     return {
         "platform": platform.platform(),
         "machine": platform.machine(),
-        "processor": platform.processor() or None,
+        "processor": platform.processor() or _cpu_model(),
+        "instruction_sets": instruction_sets(),
         "cpus": os.cpu_count(),
         "memory_gb": round(memory / 2**30, 1) if memory else None,
         "python": sys.version.split()[0],

