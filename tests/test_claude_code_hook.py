@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 
 from skillpilot import SkillPilot
-from skillpilot.adapters import claude_code_setup, hook_client
-from skillpilot.adapters.claude_code import RECHECK_SECONDS, RoutedPrompt, implicit_signal, offered_roots
+from skillpilot.adapters import hook_client
+from skillpilot.adapters.hosts.claude_code import offered_roots
+from skillpilot.adapters.hosts.files import hook_command
+from skillpilot.adapters.hosts.hooks import RECHECK_SECONDS, RoutedPrompt, implicit_signal
 from skillpilot.serve import ServeInfo, write_serve_file
 from skillpilot.serve import service as lifecycle
 from skillpilot.serve.http import create_app
@@ -35,7 +37,7 @@ SOFT_FOR_RELEASE_NOTES = 0.3
 def run_hook(home: Path, payload: str) -> subprocess.CompletedProcess[str]:
     """The hook exactly as `skillpilot setup claude-code` writes it into settings.json."""
     return subprocess.run(
-        claude_code_setup.hook_command(home), shell=True, input=payload, capture_output=True, text=True, timeout=30
+        hook_command("claude-code", home), shell=True, input=payload, capture_output=True, text=True, timeout=30
     )
 
 
@@ -76,7 +78,7 @@ def tool_payload(skill: str, cwd: Path, session: str = SESSION) -> str:
 
 
 def test_the_hook_process_imports_only_the_standard_library(tmp_path: Path) -> None:
-    command = claude_code_setup.hook_command(tmp_path / "home").replace(" -S ", " -S -X importtime ", 1)
+    command = hook_command("claude-code", tmp_path / "home").replace(" -S ", " -S -X importtime ", 1)
     proc = subprocess.run(command, shell=True, input="{not json", capture_output=True, text=True, timeout=30)
     assert (proc.returncode, proc.stdout) == (0, "")
     # `-X importtime` lists every module the process imports, one "import time: ... | name" line each.
@@ -328,7 +330,6 @@ def test_hook_client_main_is_the_cli_hook(tmp_path: Path) -> None:
     )
     assert (proc.returncode, proc.stdout) == (0, "")
     assert proc.stderr.startswith("skillpilot hook: skipped (JSONDecodeError")
-    assert hook_client.HOSTS == ("claude-code",)
 
 
 def test_the_implicit_correction_is_stored_and_one_never_makes_a_hard_route(tmp_path: Path, claude_home: Path) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillpilot.adapters import action_for
-from skillpilot.adapters.claude_code import SKILL_TOOL, hook_context
+from skillpilot.adapters.hosts.claude_code import HOST, SKILL_TOOL
+from skillpilot.adapters.hosts.hooks import hook_context
 
 from .conftest import write_skill
 from .surfaces_util import indexed
@@ -23,7 +24,7 @@ def test_a_library_skill_is_read_by_path_and_a_listed_one_invoked(tmp_path: Path
     pilot.index([library])
     result = pilot.route("render an invoice pdf for these line items")
     assert result.skill is not None and result.skill.name == "invoice-pdf" and result.decision != "passthrough"
-    context = hook_context(result, {}, (str(library),))
+    context = hook_context(result, {}, HOST.wording, (str(library),))
     assert context is not None
     assert f"read {skill_md} and follow its instructions" in context
     assert SKILL_TOOL not in context and "Render an invoice as a PDF" in context

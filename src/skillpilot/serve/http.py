@@ -9,7 +9,8 @@
     POST /feedback  {"kind", "query", "skill" | "wrong" + "right", "implicit"?} -> the recorded signal
     DELETE /feedback/{id}                                  -> the signal, forgotten (undo)
     GET  /stats     GET /conflicts                         -> as ``skillpilot stats|conflicts --json``
-    POST /hook/claude-code  {Claude Code's hook JSON}       -> {"output": what the hook prints | null, ...}
+    POST /hook/{host}  {the host's hook JSON}             -> {"output": what the hook prints | null, ...}
+                                                              (claude-code, gemini, codex: adapters.hosts)
     GET  /service                                          -> pid, url, uptime, generation, skills,
                                                               p50 of recent routes (``skillpilot service status``)
     GET  /healthz                                          -> {"status": "ok", "pid"} (no token needed)
@@ -58,7 +59,8 @@ except ImportError as exc:
     raise MissingExtraError("server", "`skillpilot serve`", exc.name or "fastapi") from exc
 
 from ..adapters import action_for, footer_for
-from ..adapters.claude_code import ClaudeCodeHooks
+from ..adapters.hosts import get_host
+from ..adapters.hosts.hooks import HostHooks
 from ..errors import ConfigError, FeedbackNotFoundError, SkillNotFoundError, SkillPilotError
 from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
@@ -207,7 +209,16 @@ def create_app(
         recent.append(result.latency_ms)
         return result
 
-    hooks = ClaudeCodeHooks(pilot, shared)
+    # One HostHooks per host that has sent a hook, made on its first event.
+    host_hooks: dict[str, HostHooks] = {}
+    host_hooks_lock = threading.Lock()
+
+    def hooks_for(name: str) -> HostHooks:
+        with host_hooks_lock:
+            if name not in host_hooks:
+                host = get_host(name)
+                host_hooks[name] = HostHooks(host, pilot, shared, host.library_roots(pilot.settings))
+            return host_hooks[name]
 
     def authorised(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
         if token is None or sessions is None:
@@ -289,9 +300,13 @@ def create_app(
             "footer": footer_for(result, settings.show_routing_info, settings.show_conflict_info),
         }
 
-    @app.post("/hook/claude-code", dependencies=guarded)
-    def claude_code_hook(payload: Annotated[dict[str, Any], Body()]) -> Any:
-        """What Claude Code's hook prints for this event; the hook process forwards it as is."""
+    @app.post("/hook/{host}", dependencies=guarded)
+    def host_hook(host: str, payload: Annotated[dict[str, Any], Body()]) -> Any:
+        """What the host's hook prints for this event; the hook process forwards it as is."""
+        try:
+            hooks = hooks_for(host)
+        except ConfigError as exc:
+            return _error(404, "UnknownHost", str(exc))
         try:
             answer = hooks.answer(payload)
         except ValueError as exc:

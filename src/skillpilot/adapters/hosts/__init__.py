@@ -1,0 +1,271 @@
+"""The agent hosts SkillPilot serves, behind one registry: a host is one module.
+
+A host module declares, for one agent CLI (Claude Code, Gemini CLI, Codex, OpenClaw ...):
+
+    name, title        the URL segment and CLI argument (``POST /hook/gemini``, ``setup gemini``)
+                       and what a person calls it
+    read(payload)      what one hook event's JSON means (:class:`HookEvent`): a session start, a
+                       prompt, the skill the model chose (by the name the host gave it or the
+                       SKILL.md it read), or nothing SkillPilot acts on
+    skill_roots(cwd)   the folders of skills the host offers a session in ``cwd``
+                       (:class:`SkillRoot`), and ``skill_name`` the name it lists a skill under
+    wording            how the model is told to use a skill (:class:`Wording`)
+    prompt_output      the JSON the hook prints to hand the model a context
+    library_roots      folders the host does not list whose skills the context hands over by
+                       their SKILL.md path (library mode; empty where the host cannot read them)
+    setup              how ``skillpilot setup HOST`` installs and removes its hooks, and what
+                       ``skillpilot doctor HOST`` checks (:class:`HostSetup`), or None when the
+                       host installs SkillPilot its own way (OpenClaw's plugin)
+
+The built-in hosts register the way a third party's would: a distribution declares
+``NAME = "module:HOST"`` in the ``skillpilot.hosts`` entry-point group, and the object it names
+is the host. The registry is read once per process; a host that cannot load is logged and the
+others still work. The hook process (:mod:`skillpilot.adapters.hook_client`) needs no registry:
+it forwards any host's JSON to ``POST /hook/{name}``, and the service answers 404 for a name no
+host has.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ...config import Settings
+from ...errors import ConfigError
+from ...model import IndexedSkill
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Check",
+    "EventKind",
+    "Host",
+    "HookEvent",
+    "HookSpec",
+    "HostSetup",
+    "SkillRoot",
+    "Wording",
+    "available_hosts",
+    "get_host",
+    "listed_name",
+    "register_host",
+    "skill_md",
+]
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "skillpilot.hosts"
+# A host's name is a URL path segment and a command-line word.
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+
+EventKind = Literal["session", "prompt", "skill-used", "ignored"]
+
+
+@dataclass(frozen=True)
+class SkillRoot:
+    """A folder of skills a host offers. ``namespace`` prefixes its skills' names (a plugin's or
+    an extension's, ``namespace:skill``); ``depth`` is how many folders below the root the host
+    looks for a SKILL.md (1: ``root/<skill>/SKILL.md`` only; None: any depth); ``exclude`` the
+    names (lowercase) the host's settings hide."""
+
+    path: str
+    namespace: str | None = None
+    depth: int | None = None
+    exclude: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """What one hook event means, whichever host sent it.
+
+    ``session``     a session started in ``cwd``: index the skills it is offered
+    ``prompt``      the user typed ``prompt``: route it
+    ``skill-used``  the model chose a skill: ``skill_name`` as the host names it, or
+                    ``skill_path``, the SKILL.md it read (None for both: it chose none)
+    ``ignored``     nothing SkillPilot acts on
+    """
+
+    kind: EventKind
+    session: str | None = None
+    cwd: Path | None = None
+    prompt: str | None = None
+    skill_name: str | None = None
+    skill_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a context tells the model to use a skill. ``verb`` and ``via`` make "invoke the skill
+    `x` with your Skill tool"; ``by_path`` hands every skill over by its SKILL.md instead ("read
+    .../SKILL.md and follow its instructions"), for a host whose model loads a skill by reading it."""
+
+    verb: str = "invoke"
+    via: str | None = None
+    by_path: bool = False
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """One hook ``setup`` installs: the host's event name and, for tool events, its matcher."""
+
+    event: str
+    matcher: str | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of ``skillpilot doctor``: whether it is fine, and what it says (or how to fix it)."""
+
+    ok: bool
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class HostSetup(Protocol):
+    """How ``skillpilot setup HOST`` installs SkillPilot's hooks into the host's own files and
+    takes them out again, and what ``skillpilot doctor HOST`` checks.
+
+    ``install`` and ``uninstall`` return what they did as a JSON-able dict with at least
+    ``path`` (the file written), ``changed`` and ``backup``; both are idempotent, keep every
+    setting and hook that is not SkillPilot's, and back the previous file up before a change."""
+
+    def install(self, home: Path, project: Path | None) -> dict[str, Any]: ...
+
+    def uninstall(self, project: Path | None) -> dict[str, Any]: ...
+
+    def checks(self, project: Path | None) -> list[Check]: ...
+
+
+@runtime_checkable
+class Host(Protocol):
+    """One agent host (see the module docstring). ``read`` is the one call every hook event makes."""
+
+    name: str
+    title: str
+
+    # Read-only, so that a host may declare them with its own (narrower) types.
+    @property
+    def wording(self) -> Wording: ...
+
+    @property
+    def setup(self) -> HostSetup | None: ...
+
+    def read(self, payload: Mapping[str, Any]) -> HookEvent: ...
+
+    def skill_roots(self, cwd: Path | None) -> list[SkillRoot]: ...
+
+    def skill_name(self, skill: IndexedSkill, root: SkillRoot) -> str | None: ...
+
+    def prompt_output(self, context: str) -> dict[str, Any]: ...
+
+    def library_roots(self, settings: Settings) -> tuple[str, ...]: ...
+
+
+_LOCK = threading.Lock()
+_REGISTRY: dict[str, Host] = {}
+_plugins_loaded = False
+
+
+def register_host(host: Host) -> None:
+    """Make ``host`` servable under ``host.name`` (a registered name is replaced)."""
+    if not NAME_PATTERN.match(host.name):
+        raise ValueError(f"a host name is lowercase letters, digits and '-', starting with a letter: {host.name!r}")
+    with _LOCK:
+        _REGISTRY[host.name] = host
+
+
+def _load_plugins() -> None:
+    """Register the hosts installed distributions declare in ``ENTRY_POINT_GROUP`` (once)."""
+    global _plugins_loaded
+    with _LOCK:
+        if _plugins_loaded:
+            return
+        _plugins_loaded = True
+        found = list(entry_points(group=ENTRY_POINT_GROUP))
+    for entry_point in found:
+        try:
+            host = entry_point.load()
+            register_host(host)
+        except Exception as exc:  # a broken plugin must not take the built-in hosts down with it
+            log.warning("host plugin %s (%s) cannot be loaded: %r", entry_point.name, entry_point.value, exc)
+
+
+def available_hosts() -> list[str]:
+    """The registered host names, installed plugins included, sorted."""
+    _builtins()
+    _load_plugins()
+    return sorted(_REGISTRY)
+
+
+def get_host(name: str) -> Host:
+    """The host registered as ``name``; ``ConfigError`` naming the known ones otherwise."""
+    _builtins()
+    _load_plugins()
+    host = _REGISTRY.get(name)
+    if host is None:
+        raise ConfigError("host", f"unknown host {name!r}; use one of {', '.join(sorted(_REGISTRY))}")
+    return host
+
+
+def _builtins() -> None:
+    # Imported here, not at the top: each host module imports this one for its types.
+    if _REGISTRY:
+        return
+    from . import claude_code, codex, gemini, openclaw
+
+    for host in (claude_code.HOST, gemini.HOST, codex.HOST, openclaw.HOST):
+        with _LOCK:
+            _REGISTRY.setdefault(host.name, host)
+
+
+def skill_md(skill: IndexedSkill) -> Path:
+    """The SKILL.md of ``skill`` (its ``path`` is the folder, or the file itself)."""
+    path = Path(skill.skill.path)
+    return path if path.name == "SKILL.md" or path.suffix else path / "SKILL.md"
+
+
+def listed_name(
+    skill: IndexedSkill, root: SkillRoot, name: str | None = None, unsafe: re.Pattern[str] | None = None
+) -> str | None:
+    """The name a host lists ``skill`` under when it was found under ``root`` (None: the host does
+    not list it). ``name`` overrides the skill's own; ``unsafe`` characters become ``-`` (as
+    Gemini CLI does); a SKILL.md deeper below the root than ``root.depth`` is not listed."""
+    if root.depth is not None:
+        try:
+            below = skill_md(skill).relative_to(root.path)
+        except ValueError:
+            return None
+        if len(below.parts) - 1 > root.depth:
+            return None
+    listed = name if name is not None else skill.name
+    if unsafe is not None:
+        listed = unsafe.sub("-", listed)
+    return f"{root.namespace}:{listed}" if root.namespace else listed
+
+
+def under_roots(skills: Sequence[IndexedSkill], roots: Sequence[SkillRoot]) -> list[tuple[IndexedSkill, SkillRoot]]:
+    """Each of ``skills`` indexed under one of ``roots``, with that root."""
+    by_path = {str(Path(r.path).absolute()): r for r in roots}
+    pairs = []
+    for indexed in skills:
+        root = by_path.get(str(Path(indexed.skill.root).absolute()))
+        if root is not None:
+            pairs.append((indexed, root))
+    return pairs
+
+
+def json_object(path: Path) -> dict[str, Any]:
+    """The JSON object a host keeps in ``path``; {} when it is missing, unreadable or not an object
+    (a host's own file that SkillPilot only reads must never break a hook)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
