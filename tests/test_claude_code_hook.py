@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from skillpilot import SkillPilot
-from skillpilot.adapters import hook_client
 from skillpilot.adapters.hosts.claude_code import offered_roots
 from skillpilot.adapters.hosts.files import hook_command
 from skillpilot.adapters.hosts.hooks import RECHECK_SECONDS, RoutedPrompt, implicit_signal
