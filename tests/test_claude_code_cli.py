@@ -53,7 +53,7 @@ def setup_hooks(home: Path, skillpilot_home: Path) -> None:
     command = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json"]
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert json.loads(proc.stdout)["settings"] == str(home / ".claude" / "settings.json")
+    assert json.loads(proc.stdout)["path"] == str(home / ".claude" / "settings.json")
 
 
 @pytest.fixture(scope="module")

@@ -171,14 +171,27 @@ def _write(path: Path, before: dict[str, Any], after: dict[str, Any], command: s
     if after == before and (path.exists() or not after):
         return FileChange(str(path), changed=False, backup=None, command=command)
     path.parent.mkdir(parents=True, exist_ok=True)
+    # The file as it was before SkillPilot's install, when that is what is left: put back as it
+    # was written (its formatting included), not re-serialised.
+    previous = path.with_name(path.name + ".bak")
+    original = previous.read_bytes() if not command and previous.is_file() else None
     saved = backup(path)
     if not after:
         path.unlink()
-        return FileChange(str(path), changed=True, backup=saved, command=command)
-    temporary = path.with_name(f".{path.name}.skillpilot")
-    temporary.write_text(json.dumps(after, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    elif original is not None and _parses_to(original, after):
+        path.write_bytes(original)
+    else:
+        temporary = path.with_name(f".{path.name}.skillpilot")
+        temporary.write_text(json.dumps(after, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(temporary, path)
     return FileChange(str(path), changed=True, backup=saved, command=command)
+
+
+def _parses_to(text: bytes, expected: dict[str, Any]) -> bool:
+    try:
+        return bool(json.loads(text) == expected)
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
