@@ -233,7 +233,9 @@ def forget_trust(config: Path, keys: list[str]) -> list[str]:
         return []
     document = tomlkit.parse(text)
     hooks = document.get("hooks")
-    state = hooks.get("state") if isinstance(hooks, dict) else None
+    if not isinstance(hooks, dict):
+        return []
+    state = hooks.get("state")
     if not isinstance(state, dict):
         return []
     removed = [key for key in keys if key in state]

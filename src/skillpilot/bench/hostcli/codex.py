@@ -52,12 +52,12 @@ def _answer(script: Script) -> Any:
             content = [{"type": "output_text", "text": reply.text}]
             item = {"type": "message", "role": "assistant", "id": "msg_1", "content": content}
         usage = {"input_tokens": 10, "input_tokens_details": None, "output_tokens": 5, "output_tokens_details": None}
-        events = [
+        events: list[dict[str, Any]] = [
             {"type": "response.created", "response": {"id": "resp_1"}},
             {"type": "response.output_item.done", "item": item},
             {"type": "response.completed", "response": {"id": "resp_1", "usage": {**usage, "total_tokens": 15}}},
         ]
-        return 200, "text/event-stream", [sse(e, e["type"]) for e in events]
+        return 200, "text/event-stream", [sse(e, str(e["type"])) for e in events]
 
     return answer
 
