@@ -26,6 +26,7 @@ import pytest
 pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
+from skillpilot.adapters.hosts import get_host  # noqa: E402
 from skillpilot.bench.hostcli import Recorded, Recorder, Reply, Script, text_reply  # noqa: E402
 from skillpilot.bench.hostcli import codex as codex_driver  # noqa: E402
 from skillpilot.bench.hostcli import gemini as gemini_driver  # noqa: E402
@@ -200,3 +201,59 @@ def test_the_skill_the_model_chooses_is_stored_as_an_implicit_signal(session: Se
     signals = [s for s in store.signals() if s.query == prompt]
     store.close()
     assert [(s.kind, s.skill, s.implicit) for s in signals] == [("confirmed", "translate-text", True)], signals
+
+
+def test_the_gemini_extension_installs_routes_and_uninstalls_with_gemini_extensions(tmp_path: Path) -> None:
+    """``adapters/gemini`` as Gemini CLI installs it (``gemini extensions install``): its hooks
+    are the ones ``setup gemini`` writes, they route inside the real CLI, and ``gemini extensions
+    uninstall`` takes them out."""
+    launcher, env = host_cli("gemini")
+    extension = Path(__file__).resolve().parents[1] / "adapters" / "gemini"
+    manifest = json.loads((extension / "gemini-extension.json").read_text(encoding="utf-8"))
+    hooks = json.loads((extension / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    assert {(e, g.get("matcher")) for e, gs in hooks.items() for g in gs} == {
+        (s.event, s.matcher) for s in get_host("gemini").hooks
+    }
+    home = tmp_path / "home"
+    skillpilot_home = home / ".skillpilot"  # the default: a host may not pass SKILLPILOT_HOME on
+    for name in USER_SKILLS:
+        shutil.copytree(SKILLS / name, home / ".gemini" / "skills" / name)
+    # The extension runs `skillpilot hook gemini`: this interpreter's scripts folder on PATH.
+    path = f"{Path(sys.executable).parent}:{launcher.parent}:{env['PATH']}"
+    gemini_env = {"PATH": path, "HOME": str(home), "PYTHONPATH": str(SRC)}
+
+    def gemini(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(launcher), *args],
+            env=gemini_env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+
+    installed = gemini("extensions", "install", str(extension), "--consent")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert (home / ".gemini" / "extensions" / manifest["name"] / "hooks" / "hooks.json").is_file()
+    listed = gemini("extensions", "list")
+    assert manifest["name"] in listed.stdout + listed.stderr
+    pilot = SkillPilot(home=skillpilot_home, preconditions=False)
+    pilot.index([home / ".gemini" / "skills"])
+    pilot.route("warm up")
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        uvicorn_on_loopback(create_app(pilot)) as url,
+        gemini_driver.serve(lambda _request: text_reply("Done.")) as api,
+    ):
+        patch.setenv("HOME", str(home))
+        patch.delenv("GEMINI_CLI_HOME", raising=False)
+        write_serve_file(skillpilot_home, ServeInfo(url=url, pid=os.getpid()))
+        run_env = {**gemini_driver.environment(home, api, path), "PYTHONPATH": str(SRC)}
+        gemini_driver.run(launcher, "commit my changes", tmp_path, run_env)
+        first = api.model_requests()[0]
+    pilot.close()
+    context = gemini_driver.context(first)
+    assert context is not None and "activate the skill `git-commit`" in context, context
+    removed = gemini("extensions", "uninstall", manifest["name"])
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert not (home / ".gemini" / "extensions" / manifest["name"]).exists()

@@ -75,7 +75,8 @@ def post_json(url: str, path: str, data: Any, token: str | None, timeout: float)
     if scheme != "http":
         raise ValueError(f"the hook speaks plain HTTP to a local service, not {url!r}")
     host, _, port = address.rstrip("/").rpartition(":")
-    body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+    # ASCII escapes: a host's JSON may carry lone surrogates ("\ud800"), which UTF-8 cannot encode.
+    body = json.dumps(data).encode("ascii")
     head = [
         f"POST {path} HTTP/1.1",
         f"Host: {address.rstrip('/')}",

@@ -4,6 +4,7 @@ A host module declares, for one agent CLI (Claude Code, Gemini CLI, Codex, OpenC
 
     name, title        the URL segment and CLI argument (``POST /hook/gemini``, ``setup gemini``)
                        and what a person calls it
+    hooks              the hook events it sends (:class:`HookSpec`: event name, tool matcher)
     read(payload)      what one hook event's JSON means (:class:`HookEvent`): a session start, a
                        prompt, the skill the model chose (by the name the host gave it or the
                        SKILL.md it read), or nothing SkillPilot acts on
@@ -151,6 +152,9 @@ class Host(Protocol):
     title: str
 
     # Read-only, so that a host may declare them with its own (narrower) types.
+    @property
+    def hooks(self) -> tuple[HookSpec, ...]: ...
+
     @property
     def wording(self) -> Wording: ...
 

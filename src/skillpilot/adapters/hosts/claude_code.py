@@ -144,6 +144,7 @@ class ClaudeCode:
 
     name = "claude-code"
     title = "Claude Code"
+    hooks = HOOKS
     wording = Wording(via=SKILL_TOOL)
     setup = JsonHookSetup(
         "claude-code",

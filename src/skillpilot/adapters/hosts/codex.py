@@ -78,7 +78,9 @@ def offered_roots(cwd: Path | None, home: Path | None = None) -> list[SkillRoot]
             folders.append(folder / ".agents" / "skills")
             if any(folder.is_relative_to(t) for t in trusted):
                 folders.append(folder / ".codex" / "skills")
-    unique = dict.fromkeys(str(f) for f in folders if f.is_dir())
+    # os.path, not Path: it answers False for a name too long or with a NUL byte (cwd comes from
+    # the hook's JSON) where Path.is_dir raises.
+    unique = dict.fromkeys(str(f) for f in folders if os.path.isdir(f))
     return [SkillRoot(f, depth=MAX_SCAN_DEPTH) for f in unique]
 
 
@@ -86,7 +88,7 @@ def _project_folders(cwd: Path) -> list[Path]:
     """The folders from the project root (nearest ancestor with ``.git``) down to ``cwd``."""
     chain = [cwd, *cwd.parents]
     for index, folder in enumerate(chain):
-        if (folder / ".git").exists():
+        if os.path.exists(folder / ".git"):
             return list(reversed(chain[: index + 1]))
     return [cwd]
 
@@ -119,7 +121,7 @@ def skill_read_by(command: str, cwd: Path | None) -> str | None:
     if program in RUNNERS and arguments and arguments[0].lower().endswith(SCRIPT_SUFFIXES):
         script = _absolute(arguments[0], cwd)
         for folder in script.parents:
-            if folder.name == "scripts" and (folder.parent / "SKILL.md").is_file():
+            if folder.name == "scripts" and os.path.isfile(folder.parent / "SKILL.md"):
                 return str(folder.parent / "SKILL.md")
         return None
     if program not in READERS:
@@ -328,6 +330,7 @@ class Codex:
 
     name = "codex"
     title = "Codex CLI"
+    hooks = HOOKS
     wording = Wording(by_path=True)
     setup = CodexSetup()
 

@@ -102,6 +102,7 @@ class Gemini:
 
     name = "gemini"
     title = "Gemini CLI"
+    hooks = HOOKS
     wording = Wording(verb="activate", via=f"the {SKILL_TOOL} tool")
     setup = JsonHookSetup(
         "gemini",

@@ -18,7 +18,7 @@ from typing import Any
 from ...config import Settings
 from ...errors import ConfigError
 from ...model import IndexedSkill
-from . import Check, HookEvent, SkillRoot, Wording, json_object, listed_name
+from . import Check, HookEvent, HookSpec, SkillRoot, Wording, json_object, listed_name
 
 PLUGIN_ID = "skillpilot"
 
@@ -58,6 +58,7 @@ class OpenClaw:
 
     name = "openclaw"
     title = "OpenClaw"
+    hooks: tuple[HookSpec, ...] = ()
     wording = Wording()
     setup = PluginCheck()
 
