@@ -58,14 +58,19 @@ def require_corpus() -> None:
     pytest.skip(message)
 
 
-def write_encoder_plugin(site: Path, distribution: str, entry_points: dict[str, str]) -> None:
+def write_plugin_distribution(site: Path, distribution: str, group: str, entry_points: dict[str, str]) -> None:
     """Install a distribution into the folder ``site`` the way pip would leave it (a dist-info with
-    its metadata), declaring ``entry_points`` (spec -> "module:factory") in ``skillpilot.encoders``."""
+    its metadata), declaring ``entry_points`` (name -> "module:object") in the entry-point ``group``."""
     info = site / f"{distribution.replace('-', '_')}-1.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n", encoding="utf-8")
     lines = [f"{spec} = {target}" for spec, target in entry_points.items()]
-    (info / "entry_points.txt").write_text("[skillpilot.encoders]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[{group}]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_encoder_plugin(site: Path, distribution: str, entry_points: dict[str, str]) -> None:
+    """An encoder plugin distribution: ``entry_points`` (spec -> "module:factory") in ``skillpilot.encoders``."""
+    write_plugin_distribution(site, distribution, "skillpilot.encoders", entry_points)
 
 
 def _install_fake_encoder() -> None:
