@@ -51,6 +51,7 @@ LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 # this order after the core commands (Typer's own order: commands, then groups of commands).
 LAZY_COMMANDS: dict[str, str] = {
     "bench": "bench_cmd",
+    "eval": "eval_cmd",
     "market-search": "market_cmd",
     "related": "market_cmd",
     "dedup": "market_cmd",

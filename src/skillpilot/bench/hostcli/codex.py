@@ -28,7 +28,8 @@ SHELL_TOOL = "exec_command"
 LISTING_START = "<skills_instructions>"
 LISTING_END = "</skills_instructions>"
 _ROOT = re.compile(r"^- `(r\d+)` = `(.*)`$", re.M)
-_SKILL = re.compile(r"^- ([^:\n]+): (.*) \(file: (\S+)\)$", re.M)
+# "- name: description (file: r0/name/SKILL.md)"; past its budget Codex drops descriptions.
+_SKILL = re.compile(r"^- ([^:\n(]+?)(?:: (.*))? \(file: (\S+)\)$", re.M)
 
 
 def is_model_request(request: Recorded) -> bool:
@@ -120,9 +121,10 @@ def _listing_text(request: Recorded) -> str:
     return ""
 
 
-def listing(request: Recorded) -> dict[str, str]:
-    """Codex's own skill listing in a model request: skill name -> description."""
-    return {name: description for name, description, _ in _SKILL.findall(_listing_text(request))}
+def listing(request: Recorded) -> dict[str, str | None]:
+    """Codex's own skill listing in a model request: skill name -> description (None for a name
+    listed without one)."""
+    return {name: description or None for name, description, _ in _SKILL.findall(_listing_text(request))}
 
 
 def listing_paths(request: Recorded) -> dict[str, str]:
