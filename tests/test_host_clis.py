@@ -257,3 +257,30 @@ def test_the_gemini_extension_installs_routes_and_uninstalls_with_gemini_extensi
     removed = gemini("extensions", "uninstall", manifest["name"])
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert not (home / ".gemini" / "extensions" / manifest["name"]).exists()
+
+
+def test_eval_host_reports_what_the_model_request_carried_without_and_with_skillpilot(tmp_path: Path) -> None:
+    launcher, env = host_cli("codex")
+    skills = tmp_path / "skills"
+    for name in USER_SKILLS:
+        shutil.copytree(SKILLS / name, skills / name)
+    queries = tmp_path / "queries.jsonl"
+    lines = [
+        {"query": "commit my changes", "expected": ["git-commit"]},
+        {"query": "what is the capital of France?", "expected": []},
+    ]
+    queries.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    command = [sys.executable, "-m", "skillpilot", "eval", "host", "codex", "--skills", str(skills)]
+    command += ["--queries", str(queries), "--cli", str(launcher), "--json"]
+    run_env = {**os.environ, "PATH": f"{launcher.parent}:{env['PATH']}", "PYTHONPATH": str(SRC)}
+    proc = subprocess.run(command, env=run_env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    rows = {(r["query"], r["skillpilot"]): r for r in report["rows"]}
+    without, with_skillpilot = rows[("commit my changes", False)], rows[("commit my changes", True)]
+    assert (without["listed"], without["named"], without["context_chars"]) == (True, False, 0)
+    assert (with_skillpilot["named"], with_skillpilot["context_named"]) == (True, "git-commit")
+    assert with_skillpilot["context_chars"] > 0 and with_skillpilot["listing_chars"] == without["listing_chars"]
+    assert rows[("what is the capital of France?", True)]["context_named"] is None
+    assert report["summary"]["with"]["named_by_skillpilot"] == 1
+    assert report["summary"]["with"]["out_of_scope_quiet"] == 1
