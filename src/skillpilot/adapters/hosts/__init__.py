@@ -53,6 +53,8 @@ __all__ = [
     "SkillRoot",
     "Wording",
     "available_hosts",
+    "basic_event",
+    "context_output",
     "get_host",
     "listed_name",
     "register_host",
@@ -227,6 +229,29 @@ def _builtins() -> None:
     for host in (claude_code.HOST, gemini.HOST, codex.HOST, openclaw.HOST):
         with _LOCK:
             _REGISTRY.setdefault(host.name, host)
+
+
+def basic_event(payload: Mapping[str, Any], prompt_event: str) -> HookEvent:
+    """What every host's hook JSON shares (``hook_event_name``, ``session_id``, ``cwd``): a
+    ``SessionStart`` is a session, ``prompt_event`` a prompt (whose ``prompt`` must be a string);
+    anything else is "ignored", with the session and cwd, for the host to read further."""
+    event = payload.get("hook_event_name")
+    session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    cwd = Path(payload["cwd"]) if isinstance(payload.get("cwd"), str) else None
+    if event == "SessionStart":
+        return HookEvent("session", session, cwd)
+    if event == prompt_event:
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str):
+            raise ValueError(f"expected the {prompt_event} JSON with a string 'prompt'")
+        return HookEvent("prompt", session, cwd, prompt=prompt)
+    return HookEvent("ignored", session, cwd)
+
+
+def context_output(event: str, context: str) -> dict[str, Any]:
+    """The hook output that hands the model ``context`` (Claude Code's shape, which Gemini CLI
+    and Codex read too)."""
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
 
 
 def skill_md(skill: IndexedSkill) -> Path:

@@ -24,12 +24,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...config import Settings
 from ...model import IndexedSkill
-from . import HookEvent, HookSpec, SkillRoot, Wording, json_object, listed_name
+from . import HookEvent, HookSpec, SkillRoot, Wording, basic_event, context_output, json_object, listed_name
 from .files import JsonHookSetup
 
 EVENT = "UserPromptSubmit"
@@ -135,10 +136,6 @@ def _typed_by_user(content: Any) -> bool:
     return isinstance(content, list) and not any(results)
 
 
-def _cwd(payload: Mapping[str, Any]) -> Path | None:
-    return Path(payload["cwd"]) if isinstance(payload.get("cwd"), str) else None
-
-
 class ClaudeCode:
     """The Claude Code host (see the module docstring)."""
 
@@ -155,25 +152,19 @@ class ClaudeCode:
     )
 
     def read(self, payload: Mapping[str, Any]) -> HookEvent:
-        event = payload.get("hook_event_name")
-        session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-        cwd = _cwd(payload)
-        if event == "SessionStart":
-            return HookEvent("session", session, cwd)
-        if event == EVENT:
-            prompt = payload.get("prompt")
-            if not isinstance(prompt, str):
-                raise ValueError(f"expected the {EVENT} JSON with a string 'prompt'")
-            return HookEvent("prompt", session, cwd, prompt=prompt)
-        if event == "PostToolUse" and payload.get("tool_name") == "Skill":
-            return HookEvent("skill-used", session, cwd, skill_name=_invoked(payload.get("tool_input")))
-        if event == "Stop":
+        event = basic_event(payload, EVENT)
+        name = payload.get("hook_event_name")
+        if event.kind != "ignored":
+            return event
+        if name == "PostToolUse" and payload.get("tool_name") == "Skill":
+            return replace(event, kind="skill-used", skill_name=_invoked(payload.get("tool_input")))
+        if name == "Stop":
             # Some Claude Code versions fire no PostToolUse for the Skill tool
             # (anthropics/claude-code#47307); the turn's transcript says which skill the model invoked.
             transcript = payload.get("transcript_path")
             invoked = skill_in_transcript(Path(transcript)) if isinstance(transcript, str) else None
-            return HookEvent("skill-used", session, cwd, skill_name=invoked)
-        return HookEvent("ignored", session, cwd)
+            return replace(event, kind="skill-used", skill_name=invoked)
+        return event
 
     def skill_roots(self, cwd: Path | None) -> list[SkillRoot]:
         return offered_roots(cwd)
@@ -182,7 +173,7 @@ class ClaudeCode:
         return listed_name(skill, root)
 
     def prompt_output(self, context: str) -> dict[str, Any]:
-        return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": context}}
+        return context_output(EVENT, context)
 
     def library_roots(self, settings: Settings) -> tuple[str, ...]:
         return tuple(settings.claude_code_library_roots)

@@ -39,13 +39,14 @@ import shutil
 import subprocess
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...config import Settings
 from ...errors import ConfigError
 from ...model import IndexedSkill
-from . import Check, HookEvent, HookSpec, SkillRoot, Wording, listed_name
+from . import Check, HookEvent, HookSpec, SkillRoot, Wording, basic_event, context_output, listed_name
 from .files import JsonHookSetup, backup, is_ours, read
 
 EVENT = "UserPromptSubmit"
@@ -335,23 +336,15 @@ class Codex:
     setup = CodexSetup()
 
     def read(self, payload: Mapping[str, Any]) -> HookEvent:
-        event = payload.get("hook_event_name")
-        session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-        cwd = Path(payload["cwd"]) if isinstance(payload.get("cwd"), str) else None
-        if event == "SessionStart":
-            return HookEvent("session", session, cwd)
-        if event == EVENT:
-            prompt = payload.get("prompt")
-            if not isinstance(prompt, str):
-                raise ValueError(f"expected the {EVENT} JSON with a string 'prompt'")
-            return HookEvent("prompt", session, cwd, prompt=prompt)
-        if event == "PostToolUse" and payload.get("tool_name") == SHELL_TOOL:
+        event = basic_event(payload, EVENT)
+        if event.kind == "ignored" and payload.get("hook_event_name") == "PostToolUse":
             tool_input = payload.get("tool_input")
             command = tool_input.get("command") if isinstance(tool_input, dict) else None
-            read_path = skill_read_by(command, cwd) if isinstance(command, str) else None
-            if read_path is not None:
-                return HookEvent("skill-used", session, cwd, skill_path=read_path)
-        return HookEvent("ignored", session, cwd)
+            if payload.get("tool_name") == SHELL_TOOL and isinstance(command, str):
+                read_path = skill_read_by(command, event.cwd)
+                if read_path is not None:
+                    return replace(event, kind="skill-used", skill_path=read_path)
+        return event
 
     def skill_roots(self, cwd: Path | None) -> list[SkillRoot]:
         return offered_roots(cwd)
@@ -360,7 +353,7 @@ class Codex:
         return listed_name(skill, root)
 
     def prompt_output(self, context: str) -> dict[str, Any]:
-        return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": context}}
+        return context_output(EVENT, context)
 
     def library_roots(self, settings: Settings) -> tuple[str, ...]:
         return tuple(settings.codex_library_roots)

@@ -28,12 +28,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...config import Settings
 from ...model import IndexedSkill
-from . import HookEvent, HookSpec, SkillRoot, Wording, json_object, listed_name
+from . import HookEvent, HookSpec, SkillRoot, Wording, basic_event, context_output, json_object, listed_name
 from .files import JsonHookSetup
 
 EVENT = "BeforeAgent"
@@ -118,21 +119,13 @@ class Gemini:
     )
 
     def read(self, payload: Mapping[str, Any]) -> HookEvent:
-        event = payload.get("hook_event_name")
-        session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-        cwd = Path(payload["cwd"]) if isinstance(payload.get("cwd"), str) else None
-        if event == "SessionStart":
-            return HookEvent("session", session, cwd)
-        if event == EVENT:
-            prompt = payload.get("prompt")
-            if not isinstance(prompt, str):
-                raise ValueError(f"expected the {EVENT} JSON with a string 'prompt'")
-            return HookEvent("prompt", session, cwd, prompt=prompt)
-        if event == "AfterTool" and payload.get("tool_name") == SKILL_TOOL:
+        event = basic_event(payload, EVENT)
+        if event.kind == "ignored" and payload.get("hook_event_name") == "AfterTool":
             tool_input = payload.get("tool_input")
             name = tool_input.get("name") if isinstance(tool_input, dict) else None
-            return HookEvent("skill-used", session, cwd, skill_name=name if isinstance(name, str) else None)
-        return HookEvent("ignored", session, cwd)
+            if payload.get("tool_name") == SKILL_TOOL:
+                return replace(event, kind="skill-used", skill_name=name if isinstance(name, str) else None)
+        return event
 
     def skill_roots(self, cwd: Path | None) -> list[SkillRoot]:
         return offered_roots(cwd)
@@ -142,7 +135,7 @@ class Gemini:
         return None if name is None or name.lower() in root.exclude else name
 
     def prompt_output(self, context: str) -> dict[str, Any]:
-        return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": context}}
+        return context_output(EVENT, context)
 
     def library_roots(self, settings: Settings) -> tuple[str, ...]:
         # Gemini CLI reads files inside the workspace only, and activate_skill knows only the
