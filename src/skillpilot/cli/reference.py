@@ -314,8 +314,6 @@ def http_page() -> str:
             sections += ["", f"## {method.upper()} `{path}`", ""]
             if operation.get("description"):
                 sections += [textwrap.dedent(operation["description"]).strip(), ""]
-            else:
-                sections += [operation.get("summary", ""), ""]
             params = [p for p in operation.get("parameters", ()) if p["name"].lower() != "authorization"]
             if params:
                 rows = [
