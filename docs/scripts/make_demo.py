@@ -107,8 +107,8 @@ def _host_pane(draw: ImageDraw.ImageDraw, font: ImageFont.FreeTypeFont, listing:
         "the model picks one itself.",
         "",
         "At 294 skills Claude Code's listing is",
-        "30,048 characters and 229 of them are",
-        "bare names (measured: docs/benchmarks).",
+        "30,048 characters and keeps only 65",
+        "descriptions (measured: docs/benchmarks).",
     ]
     y += LINE // 2
     for note in notes:
