@@ -101,3 +101,15 @@ ENCODERS = Registry(
         "openai": "skillpilot.encoders:build_openai",
     },
 )
+
+# Built-in stores, by URL scheme: factories ``(spec: str) -> SkillStore`` (``skillpilot.index``);
+# a spec without a scheme is a path, opened by ``sqlite``.
+STORES = Registry(
+    "skillpilot.stores",
+    "store",
+    {
+        "sqlite": "skillpilot.index.sqlite:open_sqlite",
+        "postgresql": "skillpilot.index.postgres:PostgresStore",
+        "postgres": "skillpilot.index.postgres:PostgresStore",
+    },
+)
