@@ -14,6 +14,8 @@ Guarantees:
 - A plugin of a built-in's name replaces it, and a ``register`` call replaces either.
 - This module imports no stage: ``config`` checks ``embed.provider`` against ``ENCODERS`` without
   importing an encoder, which is why the built-ins are declared here and not in their packages.
+  The order of ``names()`` is the order retrievers' lists are fused in, which decides the last
+  bits of a fused score: the built-ins come first, in a fixed order.
 
 Each kind's package says what a part is (``skillpilot.encoders``, ``skillpilot.retrieve``,
 ``skillpilot.index``) and wraps its registry in typed functions (``register_encoder`` ...).
@@ -99,6 +101,17 @@ ENCODERS = Registry(
         "minilm": "skillpilot.encoders:build_minilm",
         "use-multilingual": "skillpilot.encoders:build_use_multilingual",
         "openai": "skillpilot.encoders:build_openai",
+    },
+)
+
+# Built-in retrievers, in the order their lists are fused: factories
+# ``(RetrieverSources) -> Sequence[Retriever]`` (``skillpilot.retrieve``).
+RETRIEVERS = Registry(
+    "skillpilot.retrievers",
+    "retriever",
+    {
+        "bm25": "skillpilot.retrieve.bm25:bm25_retrievers",
+        "dense": "skillpilot.retrieve.ann:dense_retrievers",
     },
 )
 

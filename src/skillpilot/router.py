@@ -62,7 +62,7 @@ from .rank import Ranking, Scores, rank, score
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.keywords import keyword_floor, keyword_terms
 from .routelog import RouteLog
-from .text import cap_query, clean_text
+from .text import Query, clean_text
 
 logger = logging.getLogger(__name__)
 
@@ -265,16 +265,16 @@ class SkillPilot:
         """Every retriever's score for every skill (catalog order), the fast-path hits, the
         query's vectors and which path answered. Public for calibration and benchmarks."""
         with single_threaded_blas():
-            return score(self._catalog(), query, self._read_query)
+            return score(self._catalog(), Query.of(query), self._read_query)
 
     def ranking(self, query: str, roots: Sequence[str] | None = None) -> Ranking:
         """The fused candidates of ``query`` (the pool a route decides on), best first, before
         the decision. Public for benchmarks (``benchmarks/pg_scale.py`` compares pools)."""
         with single_threaded_blas():
-            return self._rank(self._catalog(), cap_query(query), roots)
+            return self._rank(self._catalog(), Query.of(query), roots)
 
     def _read_query(
-        self, query: str, retrievers: Sequence[DenseRetriever]
+        self, query: Query, retrievers: Sequence[DenseRetriever]
     ) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """Each retriever's ``read`` of the query (its vector and scores). With several models
         the others run on a second thread while this one runs the first: onnxruntime and numpy
@@ -291,7 +291,7 @@ class SkillPilot:
         pending = [self._query_pool.submit(r.read, query) for r in rest]
         return [first.read(query), *(f.result() for f in pending)]
 
-    def _rank(self, catalog: Catalog, query: str, roots: Sequence[str] | None = None) -> Ranking:
+    def _rank(self, catalog: Catalog, query: Query, roots: Sequence[str] | None = None) -> Ranking:
         learned = self._learned(catalog) if catalog.skills else None
         allowed = catalog.under(roots) if roots is not None else None
         stored_roots = catalog.root_ids(roots) if roots is not None else None
@@ -299,7 +299,7 @@ class SkillPilot:
 
     def route(
         self,
-        query: str,
+        query: str | Query,
         trace: bool = False,
         surface: str | None = None,
         roots: Sequence[str] | None = None,
@@ -307,7 +307,8 @@ class SkillPilot:
         plan: bool = True,
         log: bool = True,
     ) -> RouteResult:
-        """Pick the skill for ``query``; always one ``RouteResult`` (pass-through is a result).
+        """Pick the skill for ``query`` (a message, or a ``Query`` read from one); always one
+        ``RouteResult`` (pass-through is a result).
         The trace is included when asked for or when the ``debug`` setting is on. A message
         with a sequence marker ("then" ...) is planned unless ``plan`` is off. The decision is
         appended to the routing log (``log.enabled``) under ``surface`` (default: the router's
@@ -324,17 +325,17 @@ class SkillPilot:
                 logger.warning("%s", exc)
         return result
 
-    def _route(self, query: str, trace: bool, plan: bool, roots: Sequence[str] | None = None) -> RouteResult:
+    def _route(self, message: str | Query, trace: bool, plan: bool, roots: Sequence[str] | None = None) -> RouteResult:
         started = time.perf_counter()
         catalog, loading = self._timed_catalog()
         trace = trace or self.settings.debug
-        query = cap_query(query)
+        query = message if isinstance(message, Query) else Query.of(message)
         settings = self.settings
         with single_threaded_blas():
             ranking = self._rank(catalog, query, roots)
             if not ranking.candidates:
                 return RouteResult(
-                    query=query,
+                    query=query.text,
                     skill=None,
                     confidence=0.0,
                     decision="passthrough",
@@ -355,7 +356,7 @@ class SkillPilot:
         )
         resolution = verdict.resolution
         return RouteResult(
-            query=query,
+            query=query.text,
             skill=_ref(skills[top.index]),
             confidence=round(verdict.confidence, 4),
             decision=verdict.decision,
@@ -384,19 +385,20 @@ class SkillPilot:
     def plan(self, message: str) -> RouteResult:
         """Route ``message`` and split it into ordered steps at every marker ("and", "then",
         然后 ...), not only the sequence markers ``route`` plans on by itself."""
-        result = self.route(message)
+        query = Query.of(message)
+        result = self.route(query)
         if result.plan:
             return result
-        return replace(result, plan=plan_steps(self, result.query, result.confidence))
+        return replace(result, plan=plan_steps(self, query, result.confidence))
 
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
         """Ranked skills for ``query`` with OntoSkills' adaptive cut-off (min 0.4, gap 0.15), and
         for a one-to-three-word query the skills whose name or description mention every word
         below them (``retrieve.keywords``: the keyword floor, scores under 0.4)."""
-        query = cap_query(query)
+        read = Query.of(query)
         catalog = self._catalog()
         with single_threaded_blas():
-            ranking = self._rank(catalog, query)
+            ranking = self._rank(catalog, read)
         candidates = ranking.candidates
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
@@ -408,7 +410,7 @@ class SkillPilot:
             if hit.score < SEARCH_MIN_SCORE or (kept and kept[-1].score - hit.score > SEARCH_GAP):
                 break
             kept.append(hit)
-        terms = keyword_terms(query) if self.settings.enable_keyword and catalog.skills else []
+        terms = keyword_terms(read) if self.settings.enable_keyword and catalog.skills else []
         floor = keyword_floor(catalog.described, terms) if terms else np.zeros(0)
         shown = {h.id for h in kept}
         # Below the cut-off a mention ranks by its keyword floor alone, as the market scope's
@@ -468,7 +470,8 @@ class SkillPilot:
             signal, skill=self.get(signal.skill).id, wrong=self.get(signal.wrong).id if signal.wrong else None
         )
         with single_threaded_blas():
-            vectors = {r.encoder.name: r.encode(signal.query) for r in catalog.dense if r.reads(signal.query)}
+            read = Query.of(signal.query)
+            vectors = {r.encoder.name: r.encode(read.text) for r in catalog.dense if r.reads(read)}
         return self.feedback_store.record(canonical, vectors)
 
     def undo_feedback(self, signal_id: int) -> Signal:
