@@ -121,15 +121,6 @@ def _normalised_at(
     return standardised
 
 
-def linear_scores(lists: ScoreLists, weights: Mapping[str, float]) -> np.ndarray:
-    """The learned fusion: sum of ``weight * normalised score`` over retrievers."""
-    size = len(next(iter(lists.values())))
-    fused = np.zeros(size, dtype=np.float64)
-    for name, scores in lists.items():
-        fused += weight_for(weights, name) * normalised(name, scores)
-    return fused
-
-
 def top_order(scores: np.ndarray, count: int) -> np.ndarray:
     """The catalog positions of the ``count`` best scores, best first (ties: lower position first),
     exactly what a full sort would put first, for the price of one partition of a few of them."""

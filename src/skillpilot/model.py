@@ -49,9 +49,6 @@ class Requirements:
     bins: tuple[str, ...] = ()
     os: tuple[str, ...] = ()
 
-    def is_empty(self) -> bool:
-        return not (self.env or self.bins or self.os)
-
 
 @dataclass(frozen=True)
 class Skill:

@@ -5,7 +5,9 @@
     index/       store them (SQLite / PostgreSQL) with vectors   -> StoredSkill; Snapshot (one read)
     catalog      one snapshot in memory: ids, retrievers,        -> Catalog
                  trust x precondition multipliers, conflicts
-    retrieve/    fast path (triggers), BM25, dense (per model)   -> FastHit, score lists by RetrieverId
+    text         a message read once: capped, split, stemmed     -> Query
+    retrieve/    fast path (triggers), registered retrievers      -> FastHit, score lists by RetrieverId
+                 (BM25, dense per model, plugins)
     feedback     learned ln-multipliers per message              -> Adjustment
     rank         every retriever once, then fuse (RRF + z-score) -> Ranking (frozen, Candidates)
     decide       conflict contest, calibrated confidence, rules  -> Verdict (Resolution, decision)
@@ -43,7 +45,7 @@ from .conflicts import ConflictGroup
 from .decide import Calibration, candidate_confidence, judge, shipped_calibration
 from .encoders import Encoder, encoder_key, get_encoder
 from .errors import SkillNotFoundError, StoreError
-from .feedback import FeedbackStore, Learned, Signal, learn
+from .feedback import FeedbackStats, FeedbackStore, Learned, Signal, learn
 from .index import SkillStore, Snapshot, VectorSearch, open_store
 from .index.builder import Progress, build_index, space_named
 from .model import (
@@ -58,10 +60,10 @@ from .model import (
     Stats,
 )
 from .plan import plan_steps
-from .rank import Ranking, Scores, rank, score
+from .rank import Ranking, rank
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.keywords import keyword_floor, keyword_terms
-from .routelog import RouteLog
+from .routelog import LogEntry, LogFilter, RouteLog, SurfaceLatency
 from .text import Query, clean_text
 
 logger = logging.getLogger(__name__)
@@ -76,6 +78,11 @@ class SkillPilot:
     ``surface`` labels this router's decisions in the routing log (``cli``, ``http``, ``mcp``,
     ``hook`` ...; ``library`` by default). ``store`` is an open ``SkillStore`` or, like the
     ``store`` setting (``index.store``, ``SKILLPILOT_STORE``), a SQLite path or PostgreSQL URL."""
+
+    settings: Settings
+    surface: str
+    # The fusion weights and the confidence model (``calibration.json``); a benchmark may set its own.
+    calibration: Calibration
 
     def __init__(
         self,
@@ -101,7 +108,7 @@ class SkillPilot:
         self._feedback: FeedbackStore | None = None
         self._route_log: RouteLog | None = None
         self._learned_cache: tuple[tuple[int, ...] | str, Learned] | None = None
-        self.calibration: Calibration = shipped_calibration()
+        self.calibration = shipped_calibration()
 
     # -- parts, loaded on first use -------------------------------------------------------
     @property
@@ -121,13 +128,13 @@ class SkillPilot:
         return self._encoders
 
     @property
-    def feedback_store(self) -> FeedbackStore:
+    def _feedback_store(self) -> FeedbackStore:
         if self._feedback is None:
             self._feedback = FeedbackStore(self.settings.feedback_path, self.settings.log_queries)  # type: ignore[arg-type]
         return self._feedback
 
     @property
-    def route_log(self) -> RouteLog:
+    def _log(self) -> RouteLog:
         if self._route_log is None:
             settings = self.settings
             self._route_log = RouteLog(
@@ -244,13 +251,13 @@ class SkillPilot:
             return None
         try:
             # Signals fade: the model is re-fitted at least hourly.
-            key = (catalog.generation, *self.feedback_store.version(), int(time.time() // 3600))
+            key = (catalog.generation, *self._feedback_store.version(), int(time.time() // 3600))
             if self._learned_cache is None or self._learned_cache[0] != key:
                 ids = [s.id for s in catalog.skills]
                 encoders = [r.encoder for r in catalog.dense]
                 settings = self.settings
                 learned = learn(
-                    self.feedback_store, ids, encoders, settings.feedback_batch, implicit=settings.feedback_implicit
+                    self._feedback_store, ids, encoders, settings.feedback_batch, implicit=settings.feedback_implicit
                 )
                 self._learned_cache = (key, learned)
         except StoreError as exc:
@@ -261,15 +268,10 @@ class SkillPilot:
         return self._learned_cache[1]
 
     # -- routing ----------------------------------------------------------------------------
-    def score_lists(self, query: str) -> Scores:
-        """Every retriever's score for every skill (catalog order), the fast-path hits, the
-        query's vectors and which path answered. Public for calibration and benchmarks."""
-        with single_threaded_blas():
-            return score(self._catalog(), Query.of(query), self._read_query)
-
     def ranking(self, query: str, roots: Sequence[str] | None = None) -> Ranking:
-        """The fused candidates of ``query`` (the pool a route decides on), best first, before
-        the decision. Public for benchmarks (``benchmarks/pg_scale.py`` compares pools)."""
+        """``query`` ranked: every retriever's score list (``scores``), the fused candidates (the
+        pool a route decides on, best first) and the multipliers fusion applied, before the
+        decision. Public for calibration and benchmarks (``benchmarks/pg_scale.py`` compares pools)."""
         with single_threaded_blas():
             return self._rank(self._catalog(), Query.of(query), roots)
 
@@ -318,7 +320,7 @@ class SkillPilot:
         result = self._route(query, trace, plan, roots)
         if log and self.settings.log_enabled:
             try:
-                self.route_log.record(result, surface or self.surface)
+                self._log.record(result, surface or self.surface)
             except StoreError as exc:
                 # The route is the product and the log a record of it: an unwritable log
                 # (read-only home, full disk) is reported, and the agent still gets its skill.
@@ -472,12 +474,48 @@ class SkillPilot:
         with single_threaded_blas():
             read = Query.of(signal.query)
             vectors = {r.encoder.name: r.encode(read.text) for r in catalog.dense if r.reads(read)}
-        return self.feedback_store.record(canonical, vectors)
+        return self._feedback_store.record(canonical, vectors)
 
     def undo_feedback(self, signal_id: int) -> Signal:
         """Forget one recorded signal (``FeedbackNotFoundError`` if there is none with that id);
         routing stops using it from the next route on. Returns the signal."""
-        return self.feedback_store.undo(signal_id)
+        return self._feedback_store.undo(signal_id)
+
+    def feedback_signals(self) -> list[Signal]:
+        """Every recorded feedback signal, oldest first (their ids are what ``undo_feedback`` takes)."""
+        return self._feedback_store.signals()
+
+    def feedback_stats(self) -> FeedbackStats:
+        """The signals recorded, how many the model uses (whole ``feedback_batch`` batches; implicit
+        ones only with ``feedback_implicit``) and the per-skill weights they give."""
+        return self._feedback_store.stats(self.settings.feedback_batch, self.settings.feedback_implicit)
+
+    def reset_feedback(self) -> int:
+        """Forget every feedback signal (routing is as shipped from the next route on); returns
+        how many there were."""
+        return self._feedback_store.reset()
+
+    # -- the routing log, read ----------------------------------------------------------------
+    def log_entries(
+        self, where: LogFilter | None = None, offset: int = 0, limit: int | None = None
+    ) -> tuple[list[LogEntry], int]:
+        """The logged decisions ``where`` selects (every one when None), newest first: ``limit``
+        of them (all when None) from ``offset``, and how many it selects in all."""
+        return self._log.page(where or LogFilter(), offset, limit)
+
+    def log_surfaces(self) -> list[str]:
+        """Every surface with a decision in the routing log, sorted."""
+        return self._log.surfaces()
+
+    def log_decisions(self, since: float) -> dict[str, int]:
+        """How many decisions of each kind (hard, soft, passthrough) were logged since ``since``
+        (epoch seconds)."""
+        return self._log.decisions(since)
+
+    def log_latency(self, since: float, buckets: int, now: float | None = None) -> list[SurfaceLatency]:
+        """Each surface's routing-time percentiles from ``since`` to ``now``, overall and in
+        ``buckets`` equal slices; surfaces sorted by name."""
+        return self._log.latency(since, buckets, now)
 
     def stats(self) -> Stats:
         """What the index holds, what routing lacks (``missing_vectors``: skills per encoder
