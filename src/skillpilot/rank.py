@@ -12,9 +12,10 @@ the authors' :class:`~skillpilot.model.Redirection` (``skillpilot.redirects``), 
 The fast path (:func:`~skillpilot.retrieve.fast.routes_at_once`): when one skill's trigger
 phrase is in the message and the keyword ranking agrees, the retrievers that use a model are
 not asked (method ``fast``); else they are, the dense ones that read the message included
-(``hybrid`` when a keyword matched too, ``semantic`` when only meaning did). The catalog's
-retrievers' lists are kept in the catalog's order, the fast path's first. Feedback examples are matched by meaning, so
-a fast route is encoded anyway when there are examples, and a route feedback moved is ``hybrid``.
+(``hybrid`` when a keyword matched too, ``semantic`` when only meaning did). The lists keep the
+catalog's order of retrievers, the fast path's first. Feedback examples are matched by meaning,
+so a fast route is encoded anyway when there are examples, and a route feedback moved is
+``hybrid``.
 """
 
 from __future__ import annotations
