@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import REPO, write_plugin_distribution
+from .conftest import REPO, write_plugin
 from .surfaces_util import SKILLS
 
 PROBE = """
@@ -37,7 +37,7 @@ def test_a_host_from_an_installed_distribution_is_served_set_up_and_checked(tmp_
     site = tmp_path / "site-packages"
     site.mkdir()
     shutil.copy(REPO / "tests" / "fixtures" / "echo_host" / "skillpilot_echo_host.py", site)
-    write_plugin_distribution(site, "skillpilot-echo-host", "skillpilot.hosts", {"echo": "skillpilot_echo_host:HOST"})
+    write_plugin(site, "skillpilot-echo-host", "skillpilot.hosts", {"echo": "skillpilot_echo_host:HOST"})
     echo = tmp_path / "echo"
     shutil.copytree(SKILLS / "git-commit", echo / "skills" / "git-commit")
     env = {

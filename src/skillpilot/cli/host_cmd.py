@@ -199,8 +199,7 @@ def doctor(
     """What each host gets: index and skill count, service and latency, hooks, offered skills."""
     from ..adapters.hosts import available_hosts, get_host
     from ..adapters.hosts.hooks import skill_names
-    from ..index import assign_ids
-    from ..index.sqlite import SQLiteStore
+    from ..index import assign_ids, open_store
     from ..serve import read_serve_file, service
     from ..serve.client import get_json
 
@@ -209,7 +208,7 @@ def doctor(
     index_path = folder / "index.sqlite"
     skills = []
     if index_path.exists():
-        store = SQLiteStore(index_path)
+        store = open_store(index_path)
         try:
             skills = assign_ids(store.load())
         finally:
