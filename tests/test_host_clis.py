@@ -3,8 +3,9 @@
 Each CLI runs in a throwaway HOME whose user skill folder holds real SKILL.md folders and whose
 hook file carries SkillPilot's hooks, written by ``skillpilot setup HOST`` as a user runs it; the
 model is a scripted endpoint on 127.0.0.1 in the CLI's own wire protocol that records every
-request (``skillpilot.bench.hostcli``). The assertions read what the CLI actually sent the model:
-its own skill listing and the hook's context beside it, and what the service learned.
+request (``skillpilot.bench.hostcli``; what only the tests read is in ``tests/harness``). The
+assertions read what the CLI actually sent the model: its own skill listing and the hook's
+context beside it, and what the service learned.
 
 Marked ``real_cli`` (CI-only, a minute or more): skipped without the CLIs, required with CI=true.
 """
@@ -34,6 +35,8 @@ from skillpilot.feedback import FeedbackStore  # noqa: E402
 from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
 from skillpilot.serve.http import create_app  # noqa: E402
 
+from .harness import codex as codex_harness  # noqa: E402
+from .harness import gemini as gemini_harness  # noqa: E402
 from .host_cli_util import host_cli  # noqa: E402
 from .surfaces_util import SKILLS, uvicorn_on_loopback  # noqa: E402
 
@@ -45,10 +48,12 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 @dataclass(frozen=True)
 class HostCase:
-    """One host under test: its driver, where its user and project skills live, its hook file."""
+    """One host under test: its driver and what the tests alone read, where its user and project
+    skills live, its hook file."""
 
     name: str
     driver: ModuleType
+    harness: ModuleType
     user_skills: str  # below HOME
     project_skills: str  # below the project folder
     hook_file: str  # below HOME
@@ -59,8 +64,10 @@ class HostCase:
 
 
 CASES = {
-    "gemini": HostCase("gemini", gemini_driver, ".gemini/skills", ".gemini/skills", ".gemini/settings.json"),
-    "codex": HostCase("codex", codex_driver, ".agents/skills", ".agents/skills", ".codex/hooks.json"),
+    "gemini": HostCase(
+        "gemini", gemini_driver, gemini_harness, ".gemini/skills", ".gemini/skills", ".gemini/settings.json"
+    ),
+    "codex": HostCase("codex", codex_driver, codex_harness, ".agents/skills", ".agents/skills", ".codex/hooks.json"),
 }
 
 
@@ -160,7 +167,7 @@ def test_the_hooks_context_reaches_the_model_and_names_a_skill_the_host_lists(se
     if session.case.name == "gemini":
         assert "activate the skill `git-commit` with the activate_skill tool" in context, context
     else:
-        skill_md = driver.listing_paths(first)["git-commit"]
+        skill_md = session.case.harness.listing_paths(first)["git-commit"]
         assert f"read {skill_md} and follow its instructions" in context, context
 
 
@@ -189,7 +196,7 @@ def test_the_skill_the_model_chooses_is_stored_as_an_implicit_signal(session: Se
     prompt = "how do I say good morning to my team in Japanese?"
 
     def script(request: Recorded) -> Reply:
-        if driver.replied_to_tool(request):
+        if session.case.harness.replied_to_tool(request):
             return text_reply("おはようございます")
         return Reply(skill=session.case.skill_ref(session.home, "translate-text"))
 
@@ -222,17 +229,13 @@ def test_the_gemini_extension_installs_routes_and_uninstalls_with_gemini_extensi
     path = f"{Path(sys.executable).parent}:{launcher.parent}:{env['PATH']}"
     gemini_env = {"PATH": path, "HOME": str(home), "PYTHONPATH": str(SRC)}
 
-    def gemini(*args: str) -> subprocess.CompletedProcess[str]:
+    def gemini(*args: str, answer: str = "") -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(launcher), *args],
-            env=gemini_env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            stdin=subprocess.DEVNULL,
+            [str(launcher), *args], env=gemini_env, capture_output=True, text=True, timeout=300, input=answer
         )
 
-    installed = gemini("extensions", "install", str(extension), "--consent")
+    # Gemini asks whether to trust the extension's folder (a local source); the user says yes.
+    installed = gemini("extensions", "install", str(extension), "--consent", answer="y\n")
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert (home / ".gemini" / "extensions" / manifest["name"] / "hooks" / "hooks.json").is_file()
     listed = gemini("extensions", "list")

@@ -1,7 +1,7 @@
 """Real host CLIs driven offline: a scripted model endpoint on 127.0.0.1 that records every request.
 
-Each host module here (``gemini``, ``codex``; Claude Code's is :mod:`skillpilot.bench.claude_code`)
-speaks its CLI's model wire protocol and reads back what the CLI sent the model:
+Each host module here (``claude_code``, ``gemini``, ``codex``) speaks its CLI's model wire
+protocol and reads back what the CLI sent the model:
 
     serve(script)          a recording endpoint; ``script`` picks each reply (:data:`Script`)
     environment(...)       a throwaway HOME that points the CLI at the endpoint, no login
@@ -12,7 +12,11 @@ speaks its CLI's model wire protocol and reads back what the CLI sent the model:
 
 A reply is host-neutral (:class:`Reply`): text, or "the model chooses skill X" (Gemini CLI:
 ``activate_skill``; Codex: a shell command that reads X's SKILL.md), which each module turns
-into its wire format. ``skillpilot eval host`` and the real-CLI tests use the same drivers.
+into its wire format (Claude Code's script answers with content blocks instead).
+
+They ship in the package, not beside the tests, because ``skillpilot eval host`` drives the
+real CLIs through them at run time; the real-CLI tests use the same drivers, and what only the
+tests need is in the repository's ``tests/harness``.
 """
 
 from __future__ import annotations
@@ -102,12 +106,13 @@ def _handler(recorder: Recorder, answer: Callable[[Recorded], Answer]) -> type[B
             if content_type != "text/event-stream":
                 self.send_header("content-length", str(sum(len(c) for c in chunks)))
             self.end_headers()
-            for chunk in chunks:
+            for chunk in chunks if self.command != "HEAD" else []:
                 self.wfile.write(chunk)
                 self.wfile.flush()
             self.close_connection = True
 
         do_GET = _answer
+        do_HEAD = _answer
         do_POST = _answer
 
     return Handler

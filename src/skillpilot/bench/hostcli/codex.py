@@ -27,9 +27,8 @@ MODEL = "gpt-5.5"
 SHELL_TOOL = "exec_command"
 LISTING_START = "<skills_instructions>"
 LISTING_END = "</skills_instructions>"
-_ROOT = re.compile(r"^- `(r\d+)` = `(.*)`$", re.M)
 # "- name: description (file: r0/name/SKILL.md)"; past its budget Codex drops descriptions.
-_SKILL = re.compile(r"^- ([^:\n(]+?)(?:: (.*))? \(file: (\S+)\)$", re.M)
+SKILL_LINE = re.compile(r"^- ([^:\n(]+?)(?:: (.*))? \(file: (\S+)\)$", re.M)
 
 
 def is_model_request(request: Recorded) -> bool:
@@ -112,7 +111,7 @@ def _messages(request: Recorded) -> Iterator[tuple[str, str]]:
             yield str(item.get("role")), text
 
 
-def _listing_text(request: Recorded) -> str:
+def listing_text(request: Recorded) -> str:
     for role, text in _messages(request):
         start = text.find(LISTING_START)
         if role == "developer" and start >= 0:
@@ -124,22 +123,11 @@ def _listing_text(request: Recorded) -> str:
 def listing(request: Recorded) -> dict[str, str | None]:
     """Codex's own skill listing in a model request: skill name -> description (None for a name
     listed without one)."""
-    return {name: description or None for name, description, _ in _SKILL.findall(_listing_text(request))}
-
-
-def listing_paths(request: Recorded) -> dict[str, str]:
-    """Skill name -> the SKILL.md path Codex's listing gives (its root table expanded)."""
-    text = _listing_text(request)
-    roots = dict(_ROOT.findall(text))
-    paths = {}
-    for name, _, short in _SKILL.findall(text):
-        root, _, rest = short.partition("/")
-        paths[name] = f"{roots[root]}/{rest}" if root in roots else short
-    return paths
+    return {name: description or None for name, description, _ in SKILL_LINE.findall(listing_text(request))}
 
 
 def listing_chars(request: Recorded) -> int:
-    return len(_listing_text(request))
+    return len(listing_text(request))
 
 
 def context(request: Recorded) -> str | None:
@@ -150,9 +138,3 @@ def context(request: Recorded) -> str | None:
         return None
     after = [text for role, text in messages[prompts[-1] + 1 :] if role == "developer"]
     return "\n".join(after) if after else None
-
-
-def replied_to_tool(request: Recorded) -> bool:
-    """Whether the request carries a tool result (the model's second step of a turn)."""
-    items = request.body.get("input", [])
-    return bool(items) and isinstance(items[-1], dict) and items[-1].get("type") == "function_call_output"

@@ -29,8 +29,7 @@ from typing import Any
 from ...adapters.hosts import get_host
 from ...errors import ConfigError
 from ...router import SkillPilot
-from .. import claude_code
-from . import Recorded, codex, gemini, text_reply
+from . import Recorded, claude_code, codex, gemini, text_reply
 
 # Host -> the user skill folder below HOME the eval links the skills into, and the variables
 # that would point the host elsewhere (unset for the run).
@@ -88,24 +87,20 @@ def _claude_run(binary: Path, prompt: str, cwd: Path, env: dict[str, str]) -> An
     return claude_code.run_claude(binary, prompt, cwd, env)
 
 
-def _claude_listing(request: Recorded) -> dict[str, str | None]:
-    return claude_code.skill_listing(request)  # type: ignore[arg-type]
-
-
 DRIVERS: dict[str, Driver] = {
     "claude-code": Driver(
         _claude_serve,
         _claude_environment,
         _claude_run,
-        _claude_listing,
-        claude_code.listing_chars,  # type: ignore[arg-type]
-        claude_code.hook_context,  # type: ignore[arg-type]
+        claude_code.skill_listing,
+        claude_code.listing_chars,
+        claude_code.hook_context,
     ),
     "gemini": Driver(
         lambda: gemini.serve(lambda _request: text_reply("Done.")),
         gemini.environment,
         gemini.run,
-        gemini.listing,  # type: ignore[arg-type]
+        gemini.listing,
         gemini.listing_chars,
         gemini.context,
     ),

@@ -104,7 +104,7 @@ def _texts(request: Recorded) -> Iterator[str]:
                 yield part["text"]
 
 
-def listing(request: Recorded) -> dict[str, str]:
+def listing(request: Recorded) -> dict[str, str | None]:
     """Gemini CLI's own ``<available_skills>`` in a model request: skill name -> description."""
     return {name.strip(): description.strip() for name, description in _SKILL.findall(_system(request))}
 
@@ -121,21 +121,3 @@ def context(request: Recorded) -> str | None:
         if found:
             return found.group(1)
     return None
-
-
-def chosen_skill(request: Recorded) -> str | None:
-    """The skill the model activated earlier in this conversation (its ``activate_skill`` call)."""
-    for content in request.body.get("contents", []):
-        for part in content.get("parts", []) if isinstance(content, dict) else []:
-            call = part.get("functionCall") if isinstance(part, dict) else None
-            if isinstance(call, dict) and call.get("name") == SKILL_TOOL:
-                args = call.get("args")
-                return str(args.get("name")) if isinstance(args, dict) else None
-    return None
-
-
-def replied_to_tool(request: Recorded) -> bool:
-    """Whether the request carries a tool result (the model's second step of a turn)."""
-    contents = request.body.get("contents", [])
-    last = contents[-1] if contents else {}
-    return any(isinstance(p, dict) and "functionResponse" in p for p in last.get("parts", []))
