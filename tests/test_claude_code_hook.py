@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import skillpilot
 from skillpilot import SkillPilot
 from skillpilot.adapters.hosts.claude_code import offered_roots
 from skillpilot.adapters.hosts.files import hook_command
@@ -25,7 +26,7 @@ from skillpilot.serve import service as lifecycle
 from skillpilot.serve.http import create_app
 
 from .conftest import EXAMPLES, write_skill
-from .surfaces_util import indexed, prompt_payload, uvicorn_on_loopback
+from .surfaces_util import cli, indexed, prompt_payload, uvicorn_on_loopback
 
 SESSION = "3f6c2a9e-5a51-4c1e-9d0b-6e2f1c7a8b90"
 # Below the release-notes prompt's confidence on the example skills (0.35 with the shipped
@@ -101,6 +102,38 @@ def test_hard_route_names_the_skill_claude_code_offers(tmp_path: Path, claude_ho
             "Before anything else, invoke the skill `git-commit` with your Skill tool, then follow its instructions.",
         ]
         assert run_hook(pilot.settings.home, prompt_payload("Tell me a joke about penguins", tmp_path)).stdout == ""
+
+
+def test_an_install_from_before_the_host_registry_keeps_working_without_a_rerun(
+    tmp_path: Path, claude_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """settings.json exactly as `setup claude-code` wrote it before hosts were modules (its own
+    hook command, events and timeout, written out here rather than by today's code)."""
+    pilot = indexed(tmp_path / "home")
+    home = pilot.settings.home
+    client = Path(skillpilot.__file__).resolve().parent / "adapters" / "hook_client.py"
+    command = f"{Path(sys.executable).absolute()} -S -P {client} claude-code --home {home}"
+    entry = {"type": "command", "command": command, "timeout": 10}
+    events = {"SessionStart": None, "UserPromptSubmit": None, "PostToolUse": "Skill", "Stop": None}
+    hooks = {e: [{**({"matcher": m} if m else {}), "hooks": [entry]}] for e, m in events.items()}
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    settings = claude / "settings.json"
+    settings.write_text(json.dumps({"model": "opus", "hooks": hooks}, indent=2) + "\n", encoding="utf-8")
+    before = settings.read_bytes()
+    with service(pilot):
+        proc = subprocess.run(
+            command, shell=True, input=prompt_payload("commit my changes", tmp_path), capture_output=True, text=True
+        )
+        assert context_of(proc.stdout).startswith("SkillPilot routed this prompt to the skill `git-commit`")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    doctor = json.loads(cli("doctor", "claude-code", "--json", home=home).stdout)
+    assert doctor["hosts"]["claude-code"]["checks"][0]["missing"] == []
+    # Setting up again finds nothing to change; uninstall still finds the old entries.
+    assert json.loads(cli("setup", "claude-code", "--json", home=home).stdout)["changed"] is False
+    assert settings.read_bytes() == before
+    cli("setup", "claude-code", "--uninstall", home=home)
+    assert json.loads(settings.read_text(encoding="utf-8")) == {"model": "opus"}
 
 
 def test_skills_claude_code_does_not_offer_are_never_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

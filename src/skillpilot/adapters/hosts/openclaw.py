@@ -1,7 +1,7 @@
 """OpenClaw as a host: its plugin (``adapters/openclaw``, JavaScript) runs inside OpenClaw and asks
 the service for the shared adapter action (``POST /action``) on its ``before_prompt_build`` event,
 so it sends no hook JSON and ``setup`` writes no file: OpenClaw installs the plugin itself
-(``openclaw plugins install``, see the README). ``skillpilot doctor openclaw`` checks that
+(``openclaw plugins install``, see docs/hosts/openclaw.md). ``skillpilot doctor openclaw`` checks that
 OpenClaw's config (``~/.openclaw/openclaw.json``) has the plugin enabled and loaded.
 
 The skills OpenClaw offers are the index's own roots (its plugin routes over every indexed skill);
@@ -33,7 +33,9 @@ class PluginCheck:
 
     def install(self, home: Path, project: Path | None) -> dict[str, Any]:
         raise ConfigError(
-            "setup", "OpenClaw installs the plugin itself: `openclaw plugins install -l adapters/openclaw`"
+            "setup",
+            "OpenClaw installs the plugin itself: `openclaw plugins install --link adapters/openclaw` "
+            "(docs/hosts/openclaw.md)",
         )
 
     def uninstall(self, project: Path | None) -> dict[str, Any]:
