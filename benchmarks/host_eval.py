@@ -11,7 +11,8 @@ to its kinds; a message's expected skills are the bench entries' names (what eve
 Each row: per host and size, how many requests carried the right skill without and with
 SkillPilot (named by its context, or listed by the host with its description), how many
 out-of-scope requests it left alone, and the mean characters of listing and context. The
-results file is rewritten after every host and size, so a long run can be read as it goes.
+results file is rewritten after every host and size, so a long run can be read as it goes; a
+host and size measured before (same message count) keeps its row unless this run measures it.
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ def main() -> None:
     args = parser.parse_args()
     messages = sample_messages(args.messages)
     results: dict[str, Any] = {"messages": len(messages), "runs": []}
+    if args.output.exists():
+        earlier = json.loads(args.output.read_text(encoding="utf-8"))
+        if earlier.get("messages") == len(messages):
+            results["runs"] = earlier["runs"]
     for size in args.sizes:
         work = Path(tempfile.mkdtemp(prefix=f"skillpilot-host-eval-{size}-"))
         library = work / "library"
@@ -74,6 +79,7 @@ def main() -> None:
             started = time.monotonic()
             rows = evaluate(host, cli, library, messages, work / host, path)
             numbers = summary(rows)
+            results["runs"] = [r for r in results["runs"] if (r["host"], r["skills"]) != (host, size)]
             results["runs"].append(
                 {
                     "host": host,

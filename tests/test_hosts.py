@@ -5,6 +5,8 @@ config.toml (the real CLIs confirm the same in ``test_host_clis.py``)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,21 @@ def test_the_registry_has_every_built_in_host_and_names_them_on_a_typo() -> None
     assert {"claude-code", "codex", "gemini", "openclaw"} <= set(available_hosts())
     with pytest.raises(ConfigError, match="unknown host 'gemeni'; use one of claude-code, codex, gemini"):
         get_host("gemeni")
+
+
+def test_a_host_registered_first_leaves_the_built_in_hosts_in_place() -> None:
+    # A fresh process: the registry is per process, and this is about its very first use.
+    script = (
+        "from skillpilot.adapters.hosts import available_hosts, get_host, register_host\n"
+        "from skillpilot.adapters.hosts.openclaw import OpenClaw\n"
+        "mine = OpenClaw()\n"
+        "mine.name = 'mine'\n"
+        "register_host(mine)\n"
+        "print(' '.join(available_hosts()))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert {"claude-code", "codex", "gemini", "mine", "openclaw"} <= set(proc.stdout.split())
 
 
 def test_gemini_offers_its_four_folders_one_level_deep_without_disabled_names(

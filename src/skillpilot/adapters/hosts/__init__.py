@@ -222,12 +222,10 @@ def get_host(name: str) -> Host:
 
 def _builtins() -> None:
     # Imported here, not at the top: each host module imports this one for its types.
-    if _REGISTRY:
-        return
     from . import claude_code, codex, gemini, openclaw
 
-    for host in (claude_code.HOST, gemini.HOST, codex.HOST, openclaw.HOST):
-        with _LOCK:
+    with _LOCK:
+        for host in (claude_code.HOST, gemini.HOST, codex.HOST, openclaw.HOST):
             _REGISTRY.setdefault(host.name, host)
 
 
