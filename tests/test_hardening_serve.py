@@ -16,8 +16,8 @@ pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.errors import ConfigError  # noqa: E402
+from skillpilot.limits import MAX_MESSAGE_CHARS  # noqa: E402
 from skillpilot.serve.http import create_app, serve  # noqa: E402
-from skillpilot.serve.limits import MAX_MESSAGE_CHARS  # noqa: E402
 
 from .conftest import write_skill  # noqa: E402
 from .surfaces_util import uvicorn_on_loopback  # noqa: E402

@@ -47,8 +47,9 @@ from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 
+from .limits import ANALYSED_CHARS
 from .model import Fingerprint, QualityIssue, Redirect, Requirements, SideEffects, Skill
-from .text import ANALYSED_CHARS, STOP_WORDS, has_cjk, stem, tokenize, words
+from .text import STOP_WORDS, has_cjk, stem, tokenize, words
 
 MAX_INTENT_PATTERNS = 10
 MAX_KEYWORDS = 15

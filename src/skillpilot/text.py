@@ -20,10 +20,8 @@ from functools import lru_cache
 
 import Stemmer
 
-MAX_QUERY_CHARS = 512
-# How much of a description or body the text analysers (fingerprint, fast path) read: a 1 MB
-# description costs what a long one does; the keyword index still reads it whole.
-ANALYSED_CHARS = 20_000
+from .limits import MAX_QUERY_CHARS
+
 # Lone surrogates: what ``surrogateescape`` makes of undecodable bytes (argv, file names) and what
 # JSON or YAML ``\\ud800`` escapes decode to. UTF-8 cannot encode them.
 _SURROGATE = re.compile("[\ud800-\udfff]")

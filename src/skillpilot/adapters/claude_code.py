@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..limits import MAX_SESSIONS
 from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
 from . import action_for
@@ -48,8 +49,6 @@ log = logging.getLogger(__name__)
 
 EVENT = "UserPromptSubmit"
 SKILL_TOOL = "your Skill tool"
-# Sessions whose last routed prompt is remembered (for the PostToolUse signal); the oldest go first.
-MAX_SESSIONS = 256
 # How often a root's SKILL.md files are checked for changes: walking a big user folder on every
 # prompt would cost milliseconds the watcher already spends.
 RECHECK_SECONDS = 2.0

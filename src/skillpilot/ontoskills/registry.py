@@ -50,6 +50,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import RegistryError
+from ..limits import MAX_REGISTRY_FILE_BYTES, REGISTRY_READ_TIMEOUT
 from ..model import TrustTier
 from . import vocab
 from .export import export_embeddings
@@ -60,8 +61,6 @@ log = logging.getLogger(__name__)
 
 INDEX_FILE = "index.json"
 INSTALLED_FILE_MODE = 0o644
-MAX_FILE_BYTES = 64 * 1024 * 1024
-TIMEOUT_SECONDS = 30.0
 _HEX = re.compile(r"^(?:sha256:)?([0-9a-fA-F]{64})$")
 
 
@@ -150,7 +149,7 @@ class Registry:
             raise RegistryError(base, f"refusing the path {reference!r}: it could leave the registry")
         return str(Path(base).parent / relative)
 
-    def fetch(self, location: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    def fetch(self, location: str, limit: int = MAX_REGISTRY_FILE_BYTES) -> bytes:
         """The bytes at ``location`` (a URL of this registry, or a file inside its folder)."""
         if self.remote:
             _same_site(self.index, location, f"refusing {location!r}")
@@ -409,7 +408,7 @@ def _download(url: str, limit: int, registry: str) -> bytes:
     request = urllib.request.Request(url, headers={"User-Agent": "skillpilot"})
     opener = urllib.request.build_opener(_SameSiteRedirects(registry))
     try:
-        with opener.open(request, timeout=TIMEOUT_SECONDS) as response:
+        with opener.open(request, timeout=REGISTRY_READ_TIMEOUT) as response:
             data: bytes = response.read(limit + 1)
     except urllib.error.HTTPError as exc:
         raise RegistryError(url, f"HTTP {exc.code} {exc.reason}") from exc

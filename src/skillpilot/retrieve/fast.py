@@ -49,8 +49,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from skillpilot.limits import ANALYSED_CHARS
 from skillpilot.model import Evidence, EvidenceKind, FastHit, IndexedSkill
-from skillpilot.text import ANALYSED_CHARS, cap_query, has_cjk, tokenize, words
+from skillpilot.text import cap_query, has_cjk, tokenize, words
 
 logger = logging.getLogger(__name__)
 

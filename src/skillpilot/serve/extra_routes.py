@@ -26,12 +26,12 @@ from fastapi.params import Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..limits import DEFAULT_TOP_K as DEFAULT_SKILLS
+from ..limits import MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 from ..market import Market
 from ..omni.model import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, SourceName
 from . import SharedPilot, calls, find
 from .guard import error_response
-from .limits import DEFAULT_TOP_K as DEFAULT_SKILLS
-from .limits import MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 
 
 class _Body(BaseModel):

@@ -60,6 +60,7 @@ except ImportError as exc:
 from ..adapters import action_for, footer_for
 from ..adapters.claude_code import ClaudeCodeHooks
 from ..errors import ConfigError, FeedbackNotFoundError, SkillNotFoundError, SkillPilotError
+from ..limits import DEFAULT_TOP_K, MAX_BODY_BYTES, MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
 from . import (
@@ -85,7 +86,6 @@ from .guard import (
     error_response,
     install_error_handlers,
 )
-from .limits import DEFAULT_TOP_K, MAX_BODY_BYTES, MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ cut-off min 0.1 / gap 0.15, keys and text); with meaning matched too it is Skill
 in the same result shape, ``mode`` ``hybrid`` (SkillPilot scores whole skills, never
 OntoSkills' intent-level ``semantic`` shape).
 
-Limits (``serve.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
+Limits (``skillpilot.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
 ``MAX_MESSAGE_CHARS`` characters.
 
 Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
@@ -63,6 +63,7 @@ except ImportError as exc:
 
 from ..catalog import TRUST_MULTIPLIERS
 from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
+from ..limits import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
 from ..market import Market
 from ..model import SIDE_EFFECTS, TRUST_TIERS, Decision, Method, RouteResult
 from ..omni import SOURCE_NAMES
@@ -70,7 +71,6 @@ from ..ontoskills import shapes, vocab
 from ..router import SkillPilot
 from . import Refresher, SharedPilot, calls, find, is_loopback, package_version
 from .find import FILTERS, MATCHED_BY, SCOPES, InvalidArgument, check_query, check_top_k, matched_by
-from .limits import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
 from .stdio import run_stdio
 
 TOP_K_RANGE = f"{MIN_TOP_K}-{MAX_TOP_K}"

@@ -33,10 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SkillParseError
+from ..limits import MAX_CATALOG_BYTES
 from ..model import RouteHints, SideEffects, Skill, SkippedFile
 
-# Catalogs bundle many tools, so they may be far larger than one SKILL.md.
-MAX_CATALOG_BYTES = 32 * 1024 * 1024
 _MAX_PARAMS = 40
 _MAX_PARAM_TEXT = 200
 _SCHEMA_KEYS = ("inputSchema", "input_schema", "parameters")

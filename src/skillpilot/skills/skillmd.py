@@ -47,11 +47,10 @@ from typing import Any
 import yaml
 
 from ..errors import SkillParseError
+from ..limits import MAX_METADATA_DEPTH, MAX_METADATA_NODES, MAX_SKILL_BYTES
 from ..model import SIDE_EFFECTS, TRUST_TIERS, Requirements, RouteHints, SideEffects, Skill, TrustTier
 
 log = logging.getLogger(__name__)
-
-MAX_SKILL_BYTES = 1024 * 1024
 
 # libyaml's loader is ~10x faster than the pure-Python one; both refuse arbitrary objects.
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -61,9 +60,6 @@ _ROUTE_FIELDS = ("triggers", "priority", "prefer_when", "side_effects")
 _AGENT_BLOCKS = ("openclaw", "clawdbot", "clawdis", "moltbot")
 # OpenClaw writes Node's process.platform names, which are also Python's sys.platform names.
 _OS_ALIASES = {"macos": "darwin", "mac": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
-# Bounds on the metadata copy: YAML aliases can make a tiny file describe a huge or cyclic tree.
-_MAX_META_NODES = 10_000
-_MAX_META_DEPTH = 32
 
 _short = reprlib.Repr()
 _short.maxstring = 60
@@ -504,7 +500,7 @@ class _Fields:
             self.warn("metadata", f"must be a mapping, not a {_kind(value)}; ignored")
             return {}
         try:
-            safe = _json_safe(value, [_MAX_META_NODES], 0)
+            safe = _json_safe(value, [MAX_METADATA_NODES], 0)
         except _TooBig:
             self.warn("metadata", "is too large or too deeply nested (YAML aliases?); ignored")
             return {}
@@ -519,7 +515,7 @@ class _TooBig(Exception):
 def _json_safe(value: Any, budget: list[int], depth: int) -> Any:
     """A copy of ``value`` that ``json.dumps`` accepts; raises ``_TooBig`` past the bounds."""
     budget[0] -= 1
-    if budget[0] < 0 or depth > _MAX_META_DEPTH:
+    if budget[0] < 0 or depth > MAX_METADATA_DEPTH:
         raise _TooBig
     if isinstance(value, dict):
         return {str(k): _json_safe(v, budget, depth + 1) for k, v in value.items()}
