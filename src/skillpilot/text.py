@@ -25,6 +25,9 @@ from .limits import MAX_QUERY_CHARS
 # Lone surrogates: what ``surrogateescape`` makes of undecodable bytes (argv, file names) and what
 # JSON or YAML ``\\ud800`` escapes decode to. UTF-8 cannot encode them.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Line breaks and control characters (C0, DEL, C1, Unicode line and paragraph separators): what
+# must not reach a one-line field (a name) or a terminal as it is.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 _stemmer = Stemmer.Stemmer("english")
 
@@ -54,6 +57,13 @@ STOP_WORDS = frozenset(
 def clean_text(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD (the rest untouched)."""
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def one_line_text(text: str) -> str:
+    """``text`` with line breaks and control characters as single spaces (unchanged without any)."""
+    if not _CONTROL.search(text):
+        return text
+    return " ".join(_CONTROL.sub(" ", text).split())
 
 
 def cap_query(text: str) -> str:

@@ -9,7 +9,8 @@ warnings about fields that were ignored.
 
 Guarantees:
 
-- one unreadable file is one ``SkippedFile`` naming it and the reason; every other skill loads;
+- one unreadable file is one ``SkippedFile`` naming it and the reason; every other skill loads
+  (a file past a bound of :mod:`skillpilot.limits` is one of those);
 - any bytes in: a skill under a folder whose name is not valid UTF-8 is skipped with a reason
   (its path could not be stored or shown as it is); lone surrogates in what a file says become
   U+FFFD; every text that comes out encodes as UTF-8;
@@ -175,6 +176,10 @@ def load_skills(
         except SkillParseError as exc:
             reason = f"line {exc.line}: {exc.reason}" if exc.line is not None else exc.reason
             skipped.append(SkippedFile(str(item.file), reason))
+        except MemoryError:
+            # The field bounds keep every file far below this; should one still get here, it is
+            # one skipped file, not the run (what it allocated is freed with the exception).
+            skipped.append(SkippedFile(str(item.file), "reading it needs more memory than this process may use"))
         if progress:
             progress(done, total)
     skills.sort(key=lambda ranked: (ranked[0], ranked[1].key))

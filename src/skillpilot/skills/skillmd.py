@@ -47,8 +47,17 @@ from typing import Any
 import yaml
 
 from ..errors import SkillParseError
-from ..limits import MAX_METADATA_DEPTH, MAX_METADATA_NODES, MAX_SKILL_BYTES
+from ..limits import (
+    MAX_LIST_CHARS,
+    MAX_LIST_ITEMS,
+    MAX_METADATA_CHARS,
+    MAX_METADATA_DEPTH,
+    MAX_METADATA_NODES,
+    MAX_NAME_CHARS,
+    MAX_SKILL_BYTES,
+)
 from ..model import SIDE_EFFECTS, TRUST_TIERS, Requirements, RouteHints, SideEffects, Skill, TrustTier
+from ..text import one_line_text
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +69,9 @@ _ROUTE_FIELDS = ("triggers", "priority", "prefer_when", "side_effects")
 _AGENT_BLOCKS = ("openclaw", "clawdbot", "clawdis", "moltbot")
 # OpenClaw writes Node's process.platform names, which are also Python's sys.platform names.
 _OS_ALIASES = {"macos": "darwin", "mac": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
+
+# What a `private:` may say for a public skill; anything else is private.
+_PUBLIC_FLAGS = ("false", "no", "off", "0")
 
 _short = reprlib.Repr()
 _short.maxstring = 60
@@ -90,7 +102,7 @@ def read_skill_md(path: Path, root: Path) -> tuple[Skill, tuple[str, ...]]:
     body = "\n".join(lines[end + 1 :]).strip()
 
     description = fields.description(data)
-    name = fields.text("name", data.get("name"))
+    name = fields.name(data.get("name"))
     metadata = fields.metadata(data.get("metadata"))
     skill = Skill(
         key=key,
@@ -223,6 +235,7 @@ class _Fields:
         self.path = path
         self.lines = lines
         self.warnings: list[str] = []
+        self.raw_metadata: dict[Any, Any] = {}
 
     # -- where things are ---------------------------------------------------------------------
 
@@ -332,6 +345,22 @@ class _Fields:
         self.warn(field, f"must be text, not a {_kind(value)}; ignored")
         return ""
 
+    def name(self, value: Any) -> str:
+        """The name as one line: a name is an id the agent types and SkillPilot quotes to the
+        model, so line breaks and control characters in it become spaces (with a warning)."""
+        name = self.text("name", value)
+        if len(name) > MAX_NAME_CHARS:
+            raise SkillParseError(
+                self.path,
+                f"name is {len(name):,} characters; names over {MAX_NAME_CHARS} are not read "
+                "(a name is a short id such as `git-commit`: put the rest in the description)",
+                line=self.line_of("name"),
+            )
+        one_line = one_line_text(name)
+        if one_line != name:
+            self.warn("name", f"holds line breaks or control characters; read as {one_line!r}")
+        return one_line
+
     def description(self, data: dict[str, Any]) -> str:
         value = data.get("description")
         if isinstance(value, (list, dict)):
@@ -378,13 +407,28 @@ class _Fields:
         else:
             self.warn(field, f"must be a list of text, not a {_kind(value)}; ignored")
             return ()
+        if len(items) > MAX_LIST_ITEMS:
+            raise self._too_long(field, f"has {len(items):,} items; lists over {MAX_LIST_ITEMS} items are not read")
         out: list[str] = []
+        chars = 0
         for item in items:
-            if isinstance(item, (str, int, float)) and not isinstance(item, bool) and str(item).strip():
-                out.append(str(item).strip())
+            if isinstance(item, (str, int, float)) and not isinstance(item, bool):
+                # Counted before anything is copied: aliases make one long value appear many times.
+                chars += len(item) if isinstance(item, str) else 0
+                if chars > MAX_LIST_CHARS:
+                    raise self._too_long(field, f"holds over {MAX_LIST_CHARS:,} characters; longer lists are not read")
+                if text := str(item).strip():
+                    out.append(text)
             elif item is not None:
                 self.warn(field, f"has an item that is not text ({_short.repr(item)}); it was dropped")
         return tuple(out)
+
+    def _too_long(self, field: str, problem: str) -> SkillParseError:
+        return SkillParseError(
+            self.path,
+            f"{field} {problem} (YAML aliases repeating one value?): shorten it",
+            line=self.line_of(field),
+        )
 
     def route(self, value: Any, top_triggers: Any) -> RouteHints:
         route: dict[Any, Any] = {}
@@ -445,18 +489,36 @@ class _Fields:
         return "local"
 
     def private(self, data: dict[str, Any]) -> bool:
-        value = data.get("private")
+        """Whether any of ``private``, ``visibility`` and their ``metadata`` forms makes the skill
+        private. Fails closed: a ``private`` other than false/no/off/0, or a ``visibility`` other
+        than public, is private (with a warning unless it is plainly true or private)."""
+        # The mapping as written, not the bounded copy: a metadata block too big to keep still
+        # makes its skill private.
+        raw_metadata = self.raw_metadata
+        found = [
+            self._private_flag(field, block[key])
+            for field, block, key in (
+                ("private", data, "private"),
+                ("visibility", data, "visibility"),
+                ("metadata.private", raw_metadata, "private"),
+                ("metadata.visibility", raw_metadata, "visibility"),
+            )
+            if key in block
+        ]
+        return any(found)
+
+    def _private_flag(self, field: str, value: Any) -> bool:
+        if field.endswith("visibility"):
+            wanted = value.strip().lower() if isinstance(value, str) else None
+            if wanted not in ("public", "private"):
+                self.warn(field, f"is {_short.repr(value)}, expected public or private; the skill is private")
+            return wanted != "public"
         if isinstance(value, bool):
             return value
-        if value is not None:
-            self.warn("private", f"is {_short.repr(value)}, expected true or false; using false")
-        visibility = data.get("visibility")
-        if visibility is None:
+        if isinstance(value, (str, int)) and str(value).strip().lower() in _PUBLIC_FLAGS:
             return False
-        if isinstance(visibility, str) and visibility.strip().lower() in ("private", "public"):
-            return visibility.strip().lower() == "private"
-        self.warn("visibility", f"is {_short.repr(visibility)}, expected private or public; using public")
-        return False
+        self.warn(field, f"is {_short.repr(value)}, expected true or false; the skill is private")
+        return True
 
     def requirements(self, value: Any, metadata: dict[str, Any]) -> Requirements:
         env: list[str] = []
@@ -499,8 +561,9 @@ class _Fields:
         if not isinstance(value, dict):
             self.warn("metadata", f"must be a mapping, not a {_kind(value)}; ignored")
             return {}
+        self.raw_metadata = value
         try:
-            safe = _json_safe(value, [MAX_METADATA_NODES], 0)
+            safe = _json_safe(value, [MAX_METADATA_NODES, MAX_METADATA_CHARS], 0)
         except _TooBig:
             self.warn("metadata", "is too large or too deeply nested (YAML aliases?); ignored")
             return {}
@@ -513,11 +576,15 @@ class _TooBig(Exception):
 
 
 def _json_safe(value: Any, budget: list[int], depth: int) -> Any:
-    """A copy of ``value`` that ``json.dumps`` accepts; raises ``_TooBig`` past the bounds."""
+    """A copy of ``value`` that ``json.dumps`` accepts; raises ``_TooBig`` past the bounds
+    (``budget``: values and characters left)."""
     budget[0] -= 1
-    if budget[0] < 0 or depth > MAX_METADATA_DEPTH:
+    if isinstance(value, str):
+        budget[1] -= len(value)
+    if budget[0] < 0 or budget[1] < 0 or depth > MAX_METADATA_DEPTH:
         raise _TooBig
     if isinstance(value, dict):
+        budget[1] -= sum(len(k) for k in value if isinstance(k, str))
         return {str(k): _json_safe(v, budget, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):
         return [_json_safe(v, budget, depth + 1) for v in value]
