@@ -345,3 +345,28 @@ def _wait(condition: Any, seconds: float = 30.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the refresh never caught up"
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_with_or_without_a_byte_order_mark_is_read(tmp_path: Path, codec: str) -> None:
+    text = "---\nname: résumé-writer\ndescription: Use when writing a résumé 履歴書.\n---\nWrite it.\n"
+    (tmp_path / "cv").mkdir()
+    (tmp_path / "cv" / "SKILL.md").write_bytes(text.encode(codec))
+    loaded = load_skills([tmp_path])
+    assert loaded.skipped == ()
+    (skill,) = loaded.skills
+    assert (skill.name, skill.description, skill.body) == (
+        "résumé-writer",
+        "Use when writing a résumé 履歴書.",
+        "Write it.",
+    )
+
+
+def test_damaged_utf16_says_so(tmp_path: Path) -> None:
+    (tmp_path / "cv").mkdir()
+    # A lone high surrogate in the middle of UTF-16 LE text.
+    (tmp_path / "cv" / "SKILL.md").write_bytes(
+        "---\nname: cv\n".encode("utf-16-le") + b"\x01\xd8" + "x\n".encode("utf-16-le")
+    )
+    (skipped,) = load_skills([tmp_path]).skipped
+    assert skipped.reason == "is damaged UTF-16-LE text: save it as UTF-8"

@@ -9,6 +9,8 @@ Guarantees:
 - anything that cannot be read as a skill raises :class:`~skillpilot.errors.SkillParseError`
   naming the file (and the line when it is known) and what to do; never any other exception;
 - files over ``MAX_SKILL_BYTES`` (1 MiB) are refused without being read whole;
+- UTF-8 (with or without a byte-order mark) and UTF-16 (with one, or without: every other byte
+  NUL) are read; anything else is refused naming the first byte that is not UTF-8;
 - a field that is present but invalid (``priority: 42``, an unknown ``side_effects``) never
   costs the skill: the default is used and a warning names the file, line and field;
 - frontmatter that strict YAML rejects only because a one-line value holds an unquoted ``: ``
@@ -30,6 +32,7 @@ top-level ``triggers:`` list is read as ``route.triggers`` when ``route`` has no
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import errno
 import hashlib
@@ -184,12 +187,33 @@ def _os_reason(path: Path, exc: OSError) -> str:
     return f"cannot be read: {exc.strerror or exc}"
 
 
+def _utf16(raw: bytes) -> str | None:
+    """The codec of UTF-16 text, with a byte-order mark or without (Windows editors write it):
+    NUL bytes at odd offsets only, at least one code unit in four (Latin text in UTF-16 LE:
+    the frontmatter's keys alone pass), or at even offsets only (UTF-16 BE)."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    sample = raw[:4096]
+    if len(sample) < 4 or len(sample) % 2:
+        return None
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    half = len(sample) // 2
+    if odd >= half / 4 and even == 0:
+        return "utf-16-le"
+    if even >= half / 4 and odd == 0:
+        return "utf-16-be"
+    return None
+
+
 def _decode(path: Path, raw: bytes) -> str:
     if not raw.strip():
         raise SkillParseError(path, "the file is empty: a SKILL.md needs a frontmatter with a description")
     try:
-        text = raw.decode("utf-8-sig")
+        codec = _utf16(raw)
+        text = raw.decode(codec or "utf-8-sig")
     except UnicodeDecodeError as exc:
+        if codec is not None:
+            raise SkillParseError(path, f"is damaged {codec.upper()} text: save it as UTF-8") from None
         line = raw.count(b"\n", 0, exc.start) + 1
         raise SkillParseError(
             path,
