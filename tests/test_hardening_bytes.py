@@ -26,6 +26,7 @@ from skillpilot.skills import load_skills
 from skillpilot.watch import IndexWatcher
 
 from .conftest import write_skill
+from .surfaces_util import cli
 
 # Text that breaks naive code: lone surrogates, NUL, C0/C1 controls, bidi overrides, zero widths,
 # CJK, emoji, and long runs.
@@ -370,3 +371,23 @@ def test_damaged_utf16_says_so(tmp_path: Path) -> None:
     )
     (skipped,) = load_skills([tmp_path]).skipped
     assert skipped.reason == "is damaged UTF-16-LE text: save it as UTF-8"
+
+
+def test_the_cli_never_prints_a_skill_s_terminal_escapes(tmp_path: Path) -> None:
+    # Escape sequences in a folder name (the skill's id and path) and in its description: clear
+    # the screen, retitle the window, a C1 control sequence introducer.
+    root = tmp_path / "skills"
+    folder = "evil\x1b]0;pwned\x07"
+    write_skill(root, folder, "description: Use when the user wants to commit changes.\x1b[2J\x9b31m")
+    home = tmp_path / "home"
+    outputs = [
+        cli("index", str(root), home=home),
+        cli("route", "commit my changes", home=home, SKILLPILOT_ENABLE_SEMANTIC="false"),
+        cli("search", "commit", home=home, SKILLPILOT_ENABLE_SEMANTIC="false"),
+        cli("lint", str(root), home=home),
+    ]
+    for outcome in outputs:
+        printed = outcome.stdout + outcome.stderr
+        assert outcome.returncode == 0, printed
+        assert not any(c in printed for c in "\x1b\x07\x9b"), printed
+    assert "evil\\x1b]0;pwned\\x07" in outputs[1].stdout and "\\x1b[2J\\x9b31m" in outputs[1].stdout

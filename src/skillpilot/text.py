@@ -66,6 +66,14 @@ def one_line_text(text: str) -> str:
     return " ".join(_CONTROL.sub(" ", text).split())
 
 
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character but tab and newline shown as ``\\xNN``, so that
+    what a skill's files say (an escape sequence in a name) cannot drive the terminal."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: m.group() if m.group() in "\t\n" else f"\\x{ord(m.group()):02x}", text)
+
+
 def cap_query(text: str) -> str:
     """The part of a query SkillPilot looks at (the first ``MAX_QUERY_CHARS`` characters), clean."""
     if not isinstance(text, str):

@@ -38,7 +38,7 @@ from ..config import load_settings
 from ..errors import SkillPilotError
 from ..model import IndexReport, RouteResult
 from ..router import SkillPilot
-from ..text import clean_text
+from ..text import clean_text, terminal_safe
 
 if TYPE_CHECKING:
     from typer._click import Command  # Typer vendors its own Click
@@ -134,8 +134,19 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+
+
+class SafeConsole(Console):
+    """A Rich console that prints control characters in text as ``\\xNN`` (its own styling
+    still works): skill names, descriptions and paths are untrusted, and an escape sequence in
+    one must not clear the screen, retitle the window or hide text."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        return super().render_str(terminal_safe(text), *args, **kwargs)
+
+
+out = SafeConsole(highlight=False)
+err = SafeConsole(stderr=True, highlight=False)
 
 T = TypeVar("T")
 
