@@ -25,11 +25,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..adapters.hook_client import LOCK_FD_ENV, LOCK_FILE
 from ..config import Settings
 from ..errors import ServiceError
+from ..limits import MAX_JSON_DEPTH
 from ..model import IndexReport
 from ..router import SkillPilot
 from ..watch import IndexWatcher
@@ -65,6 +66,21 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON value ``value`` nests lists and objects deeper than ``limit``: checked
+    without recursion, before anything that recurses (validation, cleaning) sees it."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth >= limit:
+                return True
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return False
 
 
 def serve_file(home: Path) -> Path:
