@@ -2,7 +2,7 @@
 lists them). Input that goes past a bound is refused with a reason (a skipped file, a 413 or
 422, an error result), never read further.
 
-Kernel module: it imports nothing, so every stage and every surface (the HTTP service, MCP,
+Kernel module: it imports nothing of SkillPilot, so every stage and every surface (the HTTP service, MCP,
 each host's hook handler) reads the same numbers. The one exception is the hook process
 (``adapters/hook_client.py``), which imports nothing of SkillPilot to start fast: its own
 bound, ``SERVICE_TIMEOUT``, is declared there.
@@ -29,13 +29,14 @@ Analysis (how much of an accepted text the router reads):
 Requests (HTTP routes, MCP tools and messages, hook events):
     MAX_BODY_BYTES          a request body (413 above it, before anything parses it)
     MAX_MESSAGE_CHARS       a message, query or intent (422 / an error result above it)
-    MAX_JSON_DEPTH          nesting of a JSON request or MCP message
+    MAX_JSON_DEPTH          nesting of a JSON request or MCP message (:func:`too_deep`)
     MIN_TOP_K, MAX_TOP_K    results asked for
 
 Hook events (every host's hook handler, inside the service):
-    HOOK_FIELD_CHARS        each text field a host sends, by name
+    HOOK_FIELD_CHARS        each text field a host sends, by (dotted) name
     HOOK_WALK_ENTRIES       folder entries looked at per offered skill root (symlinks followed,
-    HOOK_WALK_DEPTH         each real folder once) and how deep
+                            each real folder once); a larger root is not indexed from a hook
+    HOOK_SETTINGS_BYTES     a host's settings or plugin file a hook handler reads (regular files only)
     TRANSCRIPT_TAIL_BYTES   the end of a transcript a ``Stop`` event names (regular files only)
     HOOK_INDEX_WAIT         seconds a prompt waits for a newly offered root to be indexed
     MAX_SESSIONS            sessions whose last routed prompt is remembered
@@ -49,6 +50,8 @@ Packages (``skillpilot install`` from a registry):
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 MAX_SKILL_BYTES = 1024 * 1024
 MAX_CATALOG_BYTES = 32 * 1024 * 1024
@@ -82,10 +85,14 @@ HOOK_FIELD_CHARS: dict[str, int] = {
     "transcript_path": 4096,
     "prompt": MAX_MESSAGE_CHARS,
     "tool_name": 256,
-    "skill": MAX_NAME_CHARS + 256,
+    # The skill a Skill tool call names (``command`` in older Claude Code versions), plugin prefix included.
+    "tool_input.skill": MAX_NAME_CHARS + 256,
+    "tool_input.command": MAX_NAME_CHARS + 256,
 }
-HOOK_WALK_ENTRIES = 20_000
-HOOK_WALK_DEPTH = 16
+# About 12,000 skills in the usual one-folder-per-skill layout.
+HOOK_WALK_ENTRIES = 50_000
+# A host's settings file or a plugin's manifest, as a hook handler reads it.
+HOOK_SETTINGS_BYTES = 1024 * 1024
 TRANSCRIPT_TAIL_BYTES = 1024 * 1024
 # Within the hook client's 2 s: the rest is the route itself.
 HOOK_INDEX_WAIT = 1.0
@@ -96,3 +103,18 @@ MAX_PACKAGE_FILES = 10_000
 MAX_PACKAGE_BYTES = 256 * 1024 * 1024
 REGISTRY_READ_TIMEOUT = 30.0
 PACKAGE_SECONDS = 300.0
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON value ``value`` nests lists and objects deeper than ``limit``: checked
+    without recursion, before anything that recurses (validation, cleaning) sees it."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth >= limit:
+                return True
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return False

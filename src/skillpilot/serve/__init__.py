@@ -4,7 +4,8 @@ This package itself imports no server framework, so hooks and plugins can find a
 service without the ``[server]`` extra:
 
 - ``serve.json`` in ``$SKILLPILOT_HOME`` says where the resident service listens
-  (:func:`write_serve_file` / :func:`read_serve_file` / :func:`remove_serve_file`);
+  (:func:`write_serve_file` / :func:`read_serve_file` / :func:`remove_serve_file`), and
+  ``serve.key`` holds the home's secret (:func:`home_key`);
 - :class:`SharedPilot` lets a server's worker threads share one warm ``SkillPilot``;
 - :class:`Refresher` re-indexes the skill folders when they change (``skillpilot.watch``).
 
@@ -25,12 +26,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from ..adapters.hook_client import LOCK_FD_ENV, LOCK_FILE
+from ..adapters.hook_client import KEY_FILE, LOCK_FD_ENV, LOCK_FILE, read_key
 from ..config import Settings
 from ..errors import ServiceError
-from ..limits import MAX_JSON_DEPTH
 from ..model import IndexReport
 from ..router import SkillPilot
 from ..watch import IndexWatcher
@@ -68,19 +68,27 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether the JSON value ``value`` nests lists and objects deeper than ``limit``: checked
-    without recursion, before anything that recurses (validation, cleaning) sees it."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            if depth >= limit:
-                return True
-            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
-    return False
+def home_key(home: Path) -> bytes:
+    """The home's secret (``serve.key``: 32 random bytes, readable by its owner only), made the
+    first time a service needs it. A hook asks the service to prove it knows it before sending
+    anything, and the service asks it (derived: ``hook_client.hook_key``) of every hook event."""
+    path = home / KEY_FILE
+    home.mkdir(parents=True, exist_ok=True)
+    key = read_key(str(home))
+    if key is None and not path.exists():
+        # Written whole under another name, then linked into place: a reader never sees half a
+        # key, and of two services starting at once the first link wins.
+        temporary = path.with_name(f".{KEY_FILE}.{os.getpid()}")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(os.urandom(32).hex())
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+        temporary.unlink()
+        key = read_key(str(home))
+    if key is None or len(key) < 16:
+        raise ServiceError(home, f"{path} is unreadable or damaged: delete it (a new one is made)")
+    return key
 
 
 def serve_file(home: Path) -> Path:

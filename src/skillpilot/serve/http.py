@@ -9,7 +9,10 @@
     POST /feedback  {"kind", "query", "skill" | "wrong" + "right", "implicit"?} -> the recorded signal
     DELETE /feedback/{id}                                  -> the signal, forgotten (undo)
     GET  /stats     GET /conflicts                         -> as ``skillpilot stats|conflicts --json``
+    GET  /hook/hello  (X-SkillPilot-Challenge: <hex>)      -> {"proof", "pid"}: the service proves it is
+                                                              this home's (``hook_client.exchange``)
     POST /hook/claude-code  {Claude Code's hook JSON}       -> {"output": what the hook prints | null, ...}
+                                                              (X-SkillPilot-Hook-Key needed)
     GET  /service                                          -> pid, url, uptime, generation, skills,
                                                               p50 of recent routes (``skillpilot service status``)
     GET  /healthz                                          -> {"status": "ok", "pid"} (no token needed)
@@ -19,7 +22,8 @@
                                                               (``serve.jobs``)
 
 Guarantees: a request body over ``MAX_BODY_BYTES`` gets 413 before anything parses it; malformed
-JSON or fields get 422; an unknown skill or feedback id 404; an unknown feedback kind 400; with a token, every
+JSON or fields, and a hook event past the hook bounds, get 422; a hook event without this home's
+hook key 403; an unknown skill or feedback id 404; an unknown feedback kind 400; with a token, every
 data route answers 401 without ``Authorization: Bearer <token>`` or the browser session cookie
 (``serve.browser``: a one-time link or the /login form sets it); any bytes in that header give
 401, never 500; a ``Host`` or ``Origin`` naming another site is refused (421 / 403,
@@ -34,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import signal
 import socket
 import threading
@@ -59,6 +64,7 @@ except ImportError as exc:
 
 from ..adapters import action_for, footer_for
 from ..adapters.claude_code import ClaudeCodeHooks
+from ..adapters.hook_client import CHALLENGE_HEADER, HOOK_KEY_HEADER, hook_key, service_proof
 from ..errors import ConfigError, FeedbackNotFoundError, SkillNotFoundError, SkillPilotError
 from ..limits import DEFAULT_TOP_K, MAX_BODY_BYTES, MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 from ..model import IndexedSkill, RouteResult
@@ -72,6 +78,7 @@ from . import (
     dashboard,
     extra_routes,
     hold_service_lock,
+    home_key,
     is_loopback,
     jobs,
     package_version,
@@ -136,6 +143,10 @@ class FeedbackRequest(_Body):
 
 class _Unauthorised(Exception):
     """A data route called without the service's bearer token."""
+
+
+class _NotThisHomesHook(Exception):
+    """A hook route called without this home's hook key."""
 
 
 def _problem(error: dict[str, Any]) -> dict[str, str]:
@@ -208,6 +219,13 @@ def create_app(
         return result
 
     hooks = ClaudeCodeHooks(pilot, shared)
+    key = home_key(pilot.settings.home)
+    expected_hook_key = hook_key(key).encode("ascii")
+
+    def hook_caller(hook_key_header: Annotated[str | None, Header(alias=HOOK_KEY_HEADER)] = None) -> None:
+        given = (hook_key_header or "").encode("utf-8", "surrogatepass")
+        if not secrets.compare_digest(given, expected_hook_key):
+            raise _NotThisHomesHook
 
     def authorised(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
         if token is None or sessions is None:
@@ -243,6 +261,15 @@ def create_app(
         )
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
+
+    @app.exception_handler(_NotThisHomesHook)
+    async def not_this_homes_hook(_: Request, __: Exception) -> JSONResponse:
+        return _error(
+            403,
+            "NotThisHomesHook",
+            f"hook events need the {HOOK_KEY_HEADER} header derived from this home's serve.key "
+            "(the hook process sends it: run it as `skillpilot setup claude-code` configures it)",
+        )
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: Exception) -> JSONResponse:
@@ -289,13 +316,23 @@ def create_app(
             "footer": footer_for(result, settings.show_routing_info, settings.show_conflict_info),
         }
 
-    @app.post("/hook/claude-code", dependencies=guarded)
+    @app.get("/hook/hello")
+    def hook_hello(request: Request, challenge: Annotated[str, Header(alias=CHALLENGE_HEADER)] = "") -> Any:
+        """The service's proof that it is this home's: a MAC of the hook's challenge, the port the
+        hook connected to and this process's id, under the home's key. Needs no token: it comes
+        before the hook sends anything."""
+        if not 16 <= len(challenge) <= 128 or not all(c in "0123456789abcdef" for c in challenge):
+            return _error(422, "InvalidRequest", f"{CHALLENGE_HEADER} must be 16-128 lower-case hex digits")
+        port = int(request.scope["server"][1])
+        return {"proof": service_proof(key, challenge, port, os.getpid()), "pid": os.getpid()}
+
+    @app.post("/hook/claude-code", dependencies=[Depends(hook_caller), *guarded])
     def claude_code_hook(payload: Annotated[dict[str, Any], Body()]) -> Any:
         """What Claude Code's hook prints for this event; the hook process forwards it as is."""
         try:
             answer = hooks.answer(payload)
         except ValueError as exc:
-            return _error(400, "InvalidHookPayload", str(exc))
+            return _error(422, "InvalidRequest", str(exc), details=[{"field": "(body)", "message": str(exc)}])
         if "result" in answer:
             recent.append(answer["result"]["latency_ms"])
         return answer

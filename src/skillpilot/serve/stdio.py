@@ -29,9 +29,8 @@ from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from ..limits import MAX_JSON_DEPTH
+from ..limits import MAX_JSON_DEPTH, too_deep
 from ..text import clean_text
-from . import too_deep
 
 
 def _cleaned(value: Any) -> Any:
