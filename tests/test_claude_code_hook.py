@@ -362,6 +362,11 @@ def test_an_edited_project_skill_is_indexed_again(tmp_path: Path, claude_home: P
             "name: office-chores\ndescription: Water the office plants on Mondays.\ntriggers: [water the plants]",
         )
         time.sleep(RECHECK_SECONDS + 0.1)
-        after = run_hook(pilot.settings.home, prompt_payload("water the plants", project))
+        # The first prompt after the edit has it looked at (off the routing path, so that prompt
+        # does not wait); a later one routes with the new text.
+        deadline = time.monotonic() + 60
+        while hard not in (after := run_hook(pilot.settings.home, prompt_payload("water the plants", project))).stdout:
+            assert time.monotonic() < deadline, "the edited skill was never indexed again"
+            time.sleep(0.1)
     assert hard not in before.stdout
     assert hard in context_of(after.stdout)

@@ -20,7 +20,8 @@ user's and the project's settings). A plugin's skills are invoked as ``plugin-na
 that is the name the context gives them; skills of other roots in the index (OpenClaw's) are not
 offered. A root seen for the first time is indexed then, and re-indexed when its SKILL.md files
 change (by :class:`~skillpilot.adapters.hooks.RootIndexer`, outside the routing lock; a prompt
-waits for it at most ``limits.HOOK_INDEX_WAIT`` seconds).
+whose roots the index lacks waits for it at most ``limits.HOOK_INDEX_WAIT`` seconds, any other
+goes on at once).
 
 Guarantees: every event is checked against the hook bounds first
 (:func:`~skillpilot.adapters.hooks.check_event`: a ``ValueError``, HTTP 422, names the field);
@@ -45,6 +46,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..index.builder import root_id
 from ..limits import HOOK_INDEX_WAIT, HOOK_SETTINGS_BYTES, MAX_SESSIONS
 from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
@@ -225,7 +227,10 @@ class ClaudeCodeHooks:
         # Library roots (library mode) are the one exception to "only what Claude Code offers".
         library = tuple(self.pilot.settings.claude_code_library_roots)
         paths = [r.path for r in roots] + [str(Path(r).expanduser()) for r in library]
-        self.indexer.ensure(paths, wait=HOOK_INDEX_WAIT)
+        # Only a root the index lacks is worth waiting for; changes are picked up in the background.
+        held = set(self.run(lambda p: p.store.roots()))
+        missing = any(root_id(Path(path)) not in held for path in paths)
+        self.indexer.ensure(paths, wait=HOOK_INDEX_WAIT if missing else 0)
         result: RouteResult = self.run(lambda p: p.route(prompt, surface="hook", roots=paths))
         names: dict[str, str] = self.run(lambda p: skill_names(p.skills(), roots))
         context = hook_context(result, names, library)

@@ -17,8 +17,9 @@ Guarantees (bounds from :mod:`skillpilot.limits`):
   never walked); a larger one is not indexed from a hook (``skillpilot index`` still can). A root
   is indexed when the index does not hold it (first sight, or dropped since by ``index
   --replace``) or when its SKILL.md files changed since it was last looked at (at most every
-  ``recheck`` seconds). A caller waits at most the time it gives; at most ``MAX_PENDING``
-  requests queue, later ones are dropped (the next event asks again).
+  ``recheck`` seconds). A caller waits at most the time it gives; a request for roots already
+  waiting their turn shares it, at most ``MAX_PENDING`` others queue and later ones are dropped
+  (the next event asks again).
 - :func:`read_regular_file` and :func:`transcript_tail`: regular files only (a FIFO or a device
   is never read: it could block or never end), a settings file up to ``HOOK_SETTINGS_BYTES``, a
   transcript's last ``TRANSCRIPT_TAIL_BYTES``.
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
+from ..index.builder import root_id
 from ..limits import HOOK_FIELD_CHARS, HOOK_WALK_ENTRIES, MAX_JSON_DEPTH, TRANSCRIPT_TAIL_BYTES, too_deep
 from ..router import SkillPilot
 from ..skills.discover import TooManyEntries, skill_files
@@ -97,27 +99,36 @@ class RootIndexer:
         self._seen: dict[str, Signature] = {}
         self._checked: dict[str, float] = {}
         self._too_large: set[str] = set()
+        self._pending: dict[tuple[str, ...], threading.Event] = {}
         self._thread: threading.Thread | None = None
-        self._start = threading.Lock()
+        self._lock = threading.Lock()
 
     def ensure(self, roots: Sequence[str], wait: float) -> bool:
-        """Ask for ``roots`` to be indexed where needed; whether that was done within ``wait`` s."""
-        done = threading.Event()
-        try:
-            self._requests.put_nowait((tuple(roots), done))
-        except queue.Full:
-            log.warning("hook indexing is %d requests behind; %s will be looked at later", MAX_PENDING, roots)
-            return False
-        with self._start:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="skillpilot-hook-index", daemon=True)
-                self._thread.start()
+        """Ask for ``roots`` to be indexed where needed; whether that was done within ``wait`` s.
+        A request for the same roots as one still waiting its turn shares that one."""
+        key = tuple(roots)
+        with self._lock:
+            done = self._pending.get(key)
+            if done is None:
+                done = threading.Event()
+                try:
+                    self._requests.put_nowait((key, done))
+                except queue.Full:
+                    log.warning("hook indexing is %d requests behind; %s will be looked at later", MAX_PENDING, roots)
+                    return False
+                self._pending[key] = done
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="skillpilot-hook-index", daemon=True)
+                    self._thread.start()
         return done.wait(wait)
 
     def _run(self) -> None:
         pilot = SkillPilot(settings=self.settings)
         while True:
             roots, done = self._requests.get()
+            with self._lock:
+                # From here a new request for these roots queues again: it may see newer files.
+                self._pending.pop(roots, None)
             try:
                 self._refresh(pilot, roots)
             except Exception:
@@ -128,10 +139,10 @@ class RootIndexer:
 
     def _refresh(self, pilot: SkillPilot, roots: Sequence[str]) -> None:
         now = time.monotonic()
-        held = {os.path.abspath(r) for r in pilot.store.roots()}
+        held = set(pilot.store.roots())
         todo = []
         for root in dict.fromkeys(roots):
-            missing = os.path.abspath(root) not in held
+            missing = root_id(Path(root)) not in held
             if not missing and now - self._checked.get(root, -self.recheck) < self.recheck:
                 continue
             self._checked[root] = now
