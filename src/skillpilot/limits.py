@@ -28,7 +28,10 @@ Analysis (how much of an accepted text the router reads):
 
 Requests (HTTP routes, MCP tools and messages, hook events):
     MAX_BODY_BYTES          a request body (413 above it, before anything parses it)
+    REQUEST_READ_SECONDS    seconds a client has to send one request, headers and body
     MAX_MESSAGE_CHARS       a message, query or intent (422 / an error result above it)
+    MAX_ID_CHARS            a skill id, path, session or source name in a request
+    MAX_REQUEST_ROOTS       roots one route may be limited to
     MAX_JSON_DEPTH          nesting of a JSON request or MCP message (:func:`too_deep`)
     MIN_TOP_K, MAX_TOP_K    results asked for
 
@@ -74,7 +77,12 @@ MAX_PART_CHARS = 2000
 MAX_BODY_BYTES = 1024 * 1024
 # Pasted logs fit; a whole repository does not. The router reads the first MAX_QUERY_CHARS.
 MAX_MESSAGE_CHARS = 32_000
+# A skill id is its name or its folder path: as long as a path may be (Linux's PATH_MAX).
+MAX_ID_CHARS = 4096
+MAX_REQUEST_ROOTS = 64
 MAX_JSON_DEPTH = 32
+# A hook's whole exchange takes milliseconds; a client this slow is holding a connection open.
+REQUEST_READ_SECONDS = 10.0
 MIN_TOP_K, MAX_TOP_K, DEFAULT_TOP_K = 1, 100, 5
 
 # A path as long as Linux's PATH_MAX; ids and names far longer than any host sends.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
 import Stemmer
 
@@ -57,6 +58,18 @@ STOP_WORDS = frozenset(
 def clean_text(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD (the rest untouched)."""
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def clean_json(value: Any) -> Any:
+    """A JSON value with :func:`clean_text` applied to every string in it, keys included (call
+    it on values whose nesting is bounded: ``limits.too_deep``)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [clean_json(v) for v in value]
+    if isinstance(value, dict):
+        return {clean_text(k): clean_json(v) for k, v in value.items()}
+    return value
 
 
 def one_line_text(text: str) -> str:

@@ -36,6 +36,7 @@ Needs the ``[server]`` extra.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import secrets
@@ -66,7 +67,17 @@ from ..adapters import action_for, footer_for
 from ..adapters.claude_code import ClaudeCodeHooks
 from ..adapters.hook_client import CHALLENGE_HEADER, HOOK_KEY_HEADER, hook_key, service_proof
 from ..errors import ConfigError, FeedbackNotFoundError, SkillNotFoundError, SkillPilotError
-from ..limits import DEFAULT_TOP_K, MAX_BODY_BYTES, MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
+from ..limits import (
+    DEFAULT_TOP_K,
+    MAX_BODY_BYTES,
+    MAX_ID_CHARS,
+    MAX_JSON_DEPTH,
+    MAX_MESSAGE_CHARS,
+    MAX_REQUEST_ROOTS,
+    MAX_TOP_K,
+    MIN_TOP_K,
+    too_deep,
+)
 from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
 from . import (
@@ -93,6 +104,7 @@ from .guard import (
     error_response,
     install_error_handlers,
 )
+from .protocol import BoundedH11Protocol
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +123,10 @@ class RouteRequest(_Body):
     surface: str = Field(
         "http", pattern=r"^[a-z][a-z0-9-]{0,31}$", description="Who asks, for the routing log (e.g. hook)."
     )
-    roots: list[str] | None = Field(
-        None, description="Route only over skills indexed under these folders (default: every skill)."
+    roots: list[Annotated[str, Field(max_length=MAX_ID_CHARS)]] | None = Field(
+        None,
+        max_length=MAX_REQUEST_ROOTS,
+        description="Route only over skills indexed under these folders (default: every skill).",
     )
 
 
@@ -122,7 +136,9 @@ class ExplainRequest(_Body):
 
 class ActionRequest(_Body):
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    via: str | None = Field(None, description='The tool that invokes a skill, e.g. "your Skill tool".')
+    via: str | None = Field(
+        None, max_length=MAX_ID_CHARS, description='The tool that invokes a skill, e.g. "your Skill tool".'
+    )
 
 
 class SearchRequest(_Body):
@@ -131,11 +147,11 @@ class SearchRequest(_Body):
 
 
 class FeedbackRequest(_Body):
-    kind: str = Field(description="confirm, correct or ignore (or confirmed, corrected, ignored).")
-    query: str = Field(min_length=1, description="The message that was routed.")
-    skill: str | None = Field(None, description="confirm/ignore: the skill it was routed to.")
-    wrong: str | None = Field(None, description="correct: the skill it was routed to.")
-    right: str | None = Field(None, description="correct: the skill that was meant.")
+    kind: str = Field(max_length=32, description="confirm, correct or ignore (or confirmed, corrected, ignored).")
+    query: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, description="The message that was routed.")
+    skill: str | None = Field(None, max_length=MAX_ID_CHARS, description="confirm/ignore: the skill it was routed to.")
+    wrong: str | None = Field(None, max_length=MAX_ID_CHARS, description="correct: the skill it was routed to.")
+    right: str | None = Field(None, max_length=MAX_ID_CHARS, description="correct: the skill that was meant.")
     implicit: bool = Field(
         False, description="Inferred from what the agent did (hooks), not said by a person: weighs less, fades faster."
     )
@@ -162,7 +178,8 @@ _error = error_response
 
 
 class BodyLimit:
-    """Answer 413 to any request body over ``limit`` bytes, declared or streamed (chunked)."""
+    """Answer 413 to any request body over ``limit`` bytes, declared or streamed (chunked), and
+    422 to a JSON body nested deeper than ``MAX_JSON_DEPTH``, before anything else parses it."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -189,6 +206,11 @@ class BodyLimit:
                 return
             if not message.get("more_body", False):
                 break
+        if _nested_too_deep(body):
+            await _error(422, "InvalidRequest", f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels")(
+                scope, receive, send
+            )
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -199,6 +221,17 @@ class BodyLimit:
             return {"type": "http.request", "body": bytes(body), "more_body": False}
 
         await self.app(scope, replay, send)
+
+
+def _nested_too_deep(body: bytearray) -> bool:
+    """Whether ``body`` is JSON nested deeper than ``MAX_JSON_DEPTH`` (a body that is not JSON is
+    the route's own validation's to answer)."""
+    try:
+        return too_deep(json.loads(body))
+    except RecursionError:  # deeper than the parser itself goes
+        return True
+    except ValueError:
+        return False
 
 
 def create_app(
@@ -486,7 +519,7 @@ def serve(
             ready(url)
         if login is not None and app.state.browser_sessions is not None:
             login(f"{url}/login?code={app.state.browser_sessions.new_code()}")
-        config = uvicorn.Config(app, log_level="warning", access_log=False)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, http=BoundedH11Protocol)
         try:
             with _sigterm_exits(), Refresher(pilot.settings):
                 uvicorn.Server(config).run(sockets=[sock])

@@ -73,6 +73,7 @@ from ..ontoskills import shapes, vocab
 from ..router import SkillPilot
 from . import Refresher, SharedPilot, calls, find, is_loopback, package_version
 from .find import FILTERS, MATCHED_BY, SCOPES, InvalidArgument, check_query, check_top_k, matched_by
+from .protocol import BoundedH11Protocol
 from .stdio import checked, run_stdio
 
 TOP_K_RANGE = f"{MIN_TOP_K}-{MAX_TOP_K}"
@@ -102,6 +103,16 @@ class _Server(MCPServer[Any]):
     async def run_stdio_async(self) -> None:
         # Every stdin line answered: lone surrogates cleaned, malformed JSON-RPC gets its error.
         await run_stdio(self)
+
+    async def run_streamable_http_async(self, *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        # The SDK's own runner, with a deadline for reading each request (serve.protocol).
+        import uvicorn
+
+        app = self.streamable_http_app(host=host, **options)
+        level = self.settings.log_level.lower()
+        await uvicorn.Server(
+            uvicorn.Config(app, host=host, port=port, log_level=level, http=BoundedH11Protocol)
+        ).serve()
 
     def streamable_http_app(self, **options: Any) -> Any:
         # The same checks for every HTTP message as for every stdin line.
@@ -297,6 +308,7 @@ def _error(code: str, message: str, **details: Any) -> CallToolResult:
 def _omni(pilot: SkillPilot, request: dict[str, Any]) -> CallToolResult:
     if not request["query"].strip():
         raise InvalidArgument("query", "query must be a question, got an empty string")
+    check_query("query", request["query"])
     if bad := [s for s in request.get("sources") or () if s not in SOURCE_NAMES]:
         raise InvalidArgument("sources", f"unknown source(s) {', '.join(bad)}", SOURCE_NAMES)
     for name in ("maxTokens", "topK"):

@@ -30,17 +30,7 @@ from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, jso
 from pydantic import ValidationError
 
 from ..limits import MAX_JSON_DEPTH, too_deep
-from ..text import clean_text
-
-
-def _cleaned(value: Any) -> Any:
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, list):
-        return [_cleaned(v) for v in value]
-    if isinstance(value, dict):
-        return {clean_text(k): _cleaned(v) for k, v in value.items()}
-    return value
+from ..text import clean_json
 
 
 def checked(line: str) -> tuple[str | None, JSONRPCError | None]:
@@ -55,7 +45,7 @@ def checked(line: str) -> tuple[str | None, JSONRPCError | None]:
         return None, _too_deep(None)
     if too_deep(data):
         return None, _too_deep(_id_of(data))
-    data = _cleaned(data)
+    data = clean_json(data)
     try:
         jsonrpc_message_adapter.validate_python(data, by_name=False)
     except ValidationError as exc:
