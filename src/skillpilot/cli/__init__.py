@@ -35,7 +35,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..config import load_settings
-from ..errors import SkillPilotError
+from ..errors import SkillPilotError, StoreError
+from ..index.sqlite import set_aside
 from ..model import IndexReport, RouteResult
 from ..router import SkillPilot
 from ..text import clean_text, terminal_safe
@@ -310,10 +311,19 @@ def index(
 
 @app.command()
 def reindex(home: HomeOption = None, as_json: JsonOption = False) -> None:
-    """Refresh every root the index knows."""
+    """Refresh every root the index knows (a damaged index is moved aside and rebuilt)."""
     pilot = _run(lambda: _pilot(home))
     with _progress(not as_json) as progress:
-        report = _run(lambda: pilot.reindex(progress=progress))
+        try:
+            report = pilot.reindex(progress=progress)
+        except StoreError as exc:
+            if exc.problem != "damaged" or pilot.settings.store:
+                raise _fail(str(exc)) from exc
+            pilot.close()
+            moved = set_aside(pilot.settings.index_path)
+            err.print(f"the index was damaged ({exc}); kept it as {moved} and rebuilt it", markup=False)
+            pilot = _run(lambda: _pilot(home))
+            report = _run(lambda: pilot.reindex(progress=progress))
     _print_index_report(report, as_json)
 
 

@@ -122,7 +122,7 @@ def ignore(skill: SkillOption, query: QueryOption, home: HomeOption = None, as_j
 def feedback_list(home: HomeOption = None, as_json: JsonOption = False) -> None:
     """Every recorded signal with its id (for `feedback undo ID`), oldest first."""
     pilot = _run(lambda: _pilot(home))
-    signals = _run(pilot.feedback_store.signals)
+    signals = _run(lambda: pilot.feedback_store.signals())
     if as_json:
         _print_json({"signals": [asdict(s) for s in signals]})
         return
@@ -181,7 +181,7 @@ def reset(
     pilot = _run(lambda: _pilot(home))
     if not yes and not typer.confirm(f"Delete every signal in {pilot.settings.feedback_path}?", err=True):
         raise typer.Exit(1)
-    removed = _run(pilot.feedback_store.reset)
+    removed = _run(lambda: pilot.feedback_store.reset())
     if as_json:
         _print_json({"removed": removed})
     else:

@@ -61,6 +61,11 @@ log = logging.getLogger(__name__)
 
 INDEX_FILE = "index.json"
 INSTALLED_FILE_MODE = 0o644
+# Installed packages stay on disk whatever happens to the lock: it only lists them.
+_LOCK_ADVICE = (
+    "; fix it, or move it aside (`mv registry.lock.json registry.lock.json.damaged`) and install the "
+    "packages again to list them (their files stay where they are)"
+)
 _HEX = re.compile(r"^(?:sha256:)?([0-9a-fA-F]{64})$")
 
 
@@ -367,9 +372,9 @@ def _read_lock(home: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise RegistryError(path, f"the install lock is unreadable ({exc}); fix or delete it") from exc
+        raise RegistryError(path, f"the install lock is unreadable ({exc}){_LOCK_ADVICE}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("packages"), dict):
-        raise RegistryError(path, 'the install lock is not {"packages": {...}}; fix or delete it')
+        raise RegistryError(path, f'the install lock is not {{"packages": {{...}}}}{_LOCK_ADVICE}')
     return data
 
 

@@ -87,7 +87,9 @@ def home_key(home: Path) -> bytes:
         temporary.unlink()
         key = read_key(str(home))
     if key is None or len(key) < 16:
-        raise ServiceError(home, f"{path} is unreadable or damaged: delete it (a new one is made)")
+        raise ServiceError(
+            home, f"{path} is unreadable or damaged: remove it and run `skillpilot service restart` (a new one is made)"
+        )
     return key
 
 
