@@ -130,6 +130,10 @@ def test_every_error_has_the_documented_shape(pilot: SkillPilot) -> None:
         assert "not valid JSON" in answer["error"]["message"]
         status, answer = send(url, "POST", "/route", b"\xff\xfe not utf-8")
         assert status == 422 and _is_error(answer, "InvalidRequest")
+        # One byte that is not UTF-8 inside JSON got FastAPI's own 400.
+        status, answer = send(url, "POST", "/route", b'{"message": "commit \xff my changes"}')
+        assert status == 422 and _is_error(answer, "InvalidRequest")
+        assert answer["error"]["message"] == "(body): not valid JSON (not UTF-8 at byte 20)"
         status, answer = send(url, "POST", "/route", json.dumps({"mesage": "x"}).encode())
         assert status == 422 and _is_error(answer, "InvalidRequest")
         status, answer = send(url, "GET", "/skills/nothing-like-it")

@@ -206,10 +206,9 @@ class BodyLimit:
                 return
             if not message.get("more_body", False):
                 break
-        if _nested_too_deep(body):
-            await _error(422, "InvalidRequest", f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels")(
-                scope, receive, send
-            )
+        problem = _json_problem(body, dict(scope["headers"]).get(b"content-type", b""))
+        if problem:
+            await _error(422, "InvalidRequest", problem)(scope, receive, send)
             return
         replayed = False
 
@@ -223,15 +222,20 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-def _nested_too_deep(body: bytearray) -> bool:
-    """Whether ``body`` is JSON nested deeper than ``MAX_JSON_DEPTH`` (a body that is not JSON is
-    the route's own validation's to answer)."""
+def _json_problem(body: bytearray, content_type: bytes) -> str | None:
+    """Why the JSON body ``body`` is refused before any route parses it: nested deeper than
+    ``MAX_JSON_DEPTH``, or (sent as JSON, as FastAPI would read it) not UTF-8, which FastAPI
+    answers with a 400 of its own. Any other body that is not JSON is the route's own validation's
+    to answer."""
     try:
-        return too_deep(json.loads(body))
+        return f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels" if too_deep(json.loads(body)) else None
     except RecursionError:  # deeper than the parser itself goes
-        return True
+        return f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels"
+    except UnicodeDecodeError as exc:
+        sent_as_json = not content_type or b"json" in content_type.lower()
+        return f"(body): not valid JSON (not UTF-8 at byte {exc.start})" if sent_as_json else None
     except ValueError:
-        return False
+        return None
 
 
 def create_app(
