@@ -95,6 +95,25 @@ def test_store_files_are_private_in_a_private_home(tmp_path: Path) -> None:
     assert set(files.values()) == {0o600}, files
 
 
+@pytest.mark.parametrize("first", ["serve.key", "serve.lock", "serve.json"])
+def test_a_home_the_service_makes_first_is_private_whatever_the_umask(tmp_path: Path, first: str) -> None:
+    from skillpilot.serve import ServeInfo, hold_service_lock, home_key, write_serve_file
+
+    home = tmp_path / "new-home"
+    old = os.umask(0)
+    try:
+        if first == "serve.key":
+            home_key(home)
+        elif first == "serve.lock":
+            os.close(hold_service_lock(home))
+        else:
+            write_serve_file(home, ServeInfo(url="http://127.0.0.1:1", pid=os.getpid()))
+    finally:
+        os.umask(old)
+    # Made 0777 under umask 000 (0755 under the usual 022) when the service was the first to need it.
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+
+
 def test_a_failing_read_is_a_store_error_too(tmp_path: Path) -> None:
     home, root = tmp_path / "home", _catalog(tmp_path / "skills")
     pilot = _pilot(home)
@@ -186,12 +205,16 @@ def _small_disk(tmp_path: Path, size: str = "4m") -> Iterator[Path]:
 
 
 def _fill(disk: Path) -> None:
-    with open(disk / "filler", "wb") as handle:
-        try:
-            while True:
-                handle.write(b"\0" * 65536)
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
+    """Fill ``disk`` to its last byte (unbuffered, smaller and smaller writes): room left over
+    made whether a small write succeeded depend on the sizes of the files already there."""
+    with open(disk / "filler", "wb", buffering=0) as handle:
+        chunk = 65536
+        while chunk:
+            try:
+                handle.write(b"\0" * chunk)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+                chunk //= 2
 
 
 def test_read_only_commands_work_on_a_full_disk_and_writes_say_it_is_full(tmp_path: Path) -> None:
@@ -213,8 +236,8 @@ def test_read_only_commands_work_on_a_full_disk_and_writes_say_it_is_full(tmp_pa
             assert "delete" not in outcome.stderr, (command, outcome.stderr)
         assert json.loads(reads["route"].stdout)["skill"]["id"] == "git-commit"
         assert json.loads(reads["stats"].stdout)["skills"] == 2
-        # A refresh with nothing new writes nothing and succeeds; a new skill (larger than what
-        # the WAL has room for already) must be written.
+        # A refresh with nothing new writes nothing and succeeds (it failed when the disk had no
+        # room left for the WAL); a new skill must be written.
         assert cli("index", str(root), home=home, **KEYWORD_ONLY).returncode == 0
         description = "name: pdf-fill\ndescription: Use when the user wants to fill in a PDF form."
         write_skill(root, "pdf-fill", description, "word " * 150_000)

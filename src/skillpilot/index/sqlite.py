@@ -176,6 +176,14 @@ class SQLiteStore:
         row = self._db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
         return int(row[0])
 
+    def _reads_the_same(self, changes: IndexChanges) -> bool:
+        """Whether ``changes`` leave skills, vectors, conflict groups, roots and meta as stored."""
+        if changes.catalog_changed or changes.dropped_roots or changes.upserts or changes.removed:
+            return False
+        if changes.vectors or changes.conflicts is not None or not set(changes.roots) <= set(self.roots()):
+            return False
+        return all(self.meta(key) == value for key, value in changes.meta.items())
+
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
@@ -196,7 +204,13 @@ class SQLiteStore:
         return {(root, key) for root, key in rows}
 
     def apply(self, changes: IndexChanges) -> None:
-        """Write one index run's changes atomically (all or nothing)."""
+        """Write one index run's changes atomically (all or nothing). On a full disk (the store
+        read-only) a run that changes nothing a router reads is not written: only its bookkeeping
+        (file stats, the skipped list) is left as it was, so a refresh of an unchanged catalog
+        still succeeds."""
+        if read_only(self._db) and self._reads_the_same(changes):
+            log.warning("%s: the disk is full; nothing routes read changed, so nothing was written", self.path)
+            return
         now = time.time()
         with self._in_transaction, transaction(self._db, self.path, "index") as db:
             for root in changes.dropped_roots:

@@ -33,6 +33,7 @@ from ..config import Settings
 from ..errors import ServiceError
 from ..model import IndexReport
 from ..router import SkillPilot
+from ..sqlitefile import FOLDER_MODE
 from ..watch import IndexWatcher
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ def home_key(home: Path) -> bytes:
     first time a service needs it. A hook asks the service to prove it knows it before sending
     anything, and the service asks it (derived: ``hook_client.hook_key``) of every hook event."""
     path = home / KEY_FILE
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     key = read_key(str(home))
     if key is None and not path.exists():
         # Written whole under another name, then linked into place: a reader never sees half a
@@ -99,7 +100,7 @@ def serve_file(home: Path) -> Path:
 
 def write_serve_file(home: Path, info: ServeInfo) -> Path:
     path = serve_file(home)
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     temporary = path.with_name(f".{SERVE_FILE}.{os.getpid()}")
     # Created 0600 from the start: the token must never be readable by other users, even briefly.
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -131,7 +132,7 @@ def hold_service_lock(home: Path) -> int:
     stays open, and write this process's id into it (``skillpilot service stop`` reads it while the
     service still loads). A service a hook started inherits the lock its starter took
     (``$SKILLPILOT_SERVE_LOCK_FD``). Raises ``ServiceError`` when another process holds it."""
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     path = home / LOCK_FILE
     inherited = os.environ.pop(LOCK_FD_ENV, "")
     fd = -1
