@@ -169,6 +169,9 @@ class SQLiteStore:
             temporary.unlink(missing_ok=True)
             log.warning("%s: cannot record the index's roots (%s); they are in the index itself", record, exc)
 
+    def reopen(self) -> SQLiteStore:
+        return SQLiteStore(self.path)
+
     def close(self) -> None:
         self._db.close()
 
@@ -317,3 +320,8 @@ class SQLiteStore:
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM skills").fetchone()[0])
+
+
+def open_sqlite(spec: str) -> SQLiteStore:
+    """The store ``open_store`` opens for a path, or a ``sqlite://PATH`` URL (the built-in ``sqlite``)."""
+    return SQLiteStore(Path(spec.removeprefix("sqlite://")).expanduser())
