@@ -59,7 +59,7 @@ try:
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
     from pydantic import BaseModel, ConfigDict, Field
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import ASGIApp, Receive, Scope, Send
 except ImportError as exc:
     raise MissingExtraError("server", "`skillpilot serve`", exc.name or "fastapi") from exc
 
@@ -104,7 +104,7 @@ from .guard import (
     error_response,
     install_error_handlers,
 )
-from .protocol import BoundedH11Protocol
+from .protocol import BoundedH11Protocol, replaying
 
 log = logging.getLogger(__name__)
 
@@ -210,16 +210,7 @@ class BodyLimit:
         if problem:
             await _error(422, "InvalidRequest", problem)(scope, receive, send)
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": bytes(body), "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(bytes(body), receive), send)
 
 
 def _json_problem(body: bytearray, content_type: bytes) -> str | None:

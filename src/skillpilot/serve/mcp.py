@@ -59,7 +59,7 @@ try:
     from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool
     from pydantic import Field, ValidationError
     from starlette.responses import JSONResponse
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import ASGIApp, Receive, Scope, Send
 except ImportError as exc:
     raise MissingExtraError("mcp", "`skillpilot mcp`", exc.name or "mcp") from exc
 
@@ -73,7 +73,7 @@ from ..ontoskills import shapes, vocab
 from ..router import SkillPilot
 from . import Refresher, SharedPilot, calls, find, is_loopback, package_version
 from .find import FILTERS, MATCHED_BY, SCOPES, InvalidArgument, check_query, check_top_k, matched_by
-from .protocol import BoundedH11Protocol
+from .protocol import BoundedH11Protocol, replaying
 from .stdio import checked, run_stdio
 
 TOP_K_RANGE = f"{MIN_TOP_K}-{MAX_TOP_K}"
@@ -152,16 +152,7 @@ class CheckedBodies:
         cleaned = line.encode("utf-8")
         headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
         scope = {**scope, "headers": [*headers, (b"content-length", str(len(cleaned)).encode())]}
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": cleaned, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(cleaned, receive), send)
 
 
 def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:

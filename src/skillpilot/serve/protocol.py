@@ -1,5 +1,6 @@
 """uvicorn's HTTP/1.1 protocol (h11) with a deadline for reading each request, for both HTTP
-servers (``serve.http``, ``mcp --http``).
+servers (``serve.http``, ``mcp --http``), and :func:`replaying`, how their middlewares hand on a
+body they read (and checked) first.
 
 uvicorn times out an idle keep-alive connection, but cancels that timer on the first byte of a
 request and has no other: a client sending its headers (or its body) a byte at a time holds a
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 
 import h11
+from starlette.types import Message, Receive
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..limits import REQUEST_READ_SECONDS
@@ -52,3 +54,18 @@ class BoundedH11Protocol(H11Protocol):
         # buffered is an idle keep-alive connection, closed by uvicorn's own timer anyway.
         if self.conn.their_state is not h11.DONE and not self.transport.is_closing():
             self.transport.close()
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the app ``body`` (already read from the client) whole, then
+    whatever ``receive`` gives (a disconnect)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
