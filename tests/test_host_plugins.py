@@ -23,12 +23,16 @@ from fastapi.testclient import TestClient
 from skillpilot import SkillPilot
 from skillpilot.adapters.hosts import available_hosts
 from skillpilot.serve.http import create_app
+from skillpilot.adapters.hook_client import HOOK_KEY_HEADER, hook_key
+from skillpilot.serve import home_key
 
 pilot = SkillPilot(home=Path(sys.argv[1]), preconditions=False)
 pilot.index([Path(os.environ["ECHO_HOME"]) / "skills"])
 client = TestClient(create_app(pilot), base_url="http://127.0.0.1")
-ask = client.post("/hook/echo", json={"hook_event_name": "ask", "session_id": "s", "text": "commit my changes"})
-used = client.post("/hook/echo", json={"hook_event_name": "used", "session_id": "s", "skill": "echo:git-commit"})
+key = {HOOK_KEY_HEADER: hook_key(home_key(pilot.settings.home))}
+ask = {"hook_event_name": "ask", "session_id": "s", "text": "commit my changes"}
+used = {"hook_event_name": "used", "session_id": "s", "skill": "echo:git-commit"}
+ask, used = (client.post("/hook/echo", headers=key, json=event) for event in (ask, used))
 print(json.dumps({"hosts": available_hosts(), "ask": ask.json()["output"], "used": used.status_code}))
 """
 

@@ -1,6 +1,7 @@
 """The hook path of every registered host against hostile input: each event the host declares,
 every field a host sends replaced by values of the wrong type, huge, nested or unencodable, sent
-through the standard-library hook client to a real service on 127.0.0.1.
+to a real service on 127.0.0.1 as the hook process sends them (with the home's hook key), and
+through the standard-library hook process itself.
 
 What must hold for every host: the hook process's answer is nothing or one JSON object in the
 host's own output shape (it never blocks or breaks the host), the service answers 200 or a 4xx
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,10 @@ pytest.importorskip("fastapi")
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.adapters import hook_client  # noqa: E402
 from skillpilot.adapters.hosts import available_hosts, get_host  # noqa: E402
-from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
-from skillpilot.serve.http import create_app  # noqa: E402
 
 from .fake_encoder import SPEC  # noqa: E402
-from .surfaces_util import SKILLS, uvicorn_on_loopback  # noqa: E402
+from .surfaces_util import SKILLS, advertised_service, hook_headers  # noqa: E402
+from .test_hardening_serve import send  # noqa: E402
 
 FIELDS = ("hook_event_name", "session_id", "cwd", "prompt", "tool_name", "tool_input", "transcript_path")
 HOSTILE: tuple[Any, ...] = (
@@ -74,8 +73,7 @@ def service(host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     # The suite's fake encoder: what is asserted is the hook path, not what a model understands.
     pilot = SkillPilot(home=tmp_path / "home", preconditions=False, embed_provider=SPEC)
     pilot.index([link])
-    with uvicorn_on_loopback(create_app(pilot)) as url:
-        write_serve_file(pilot.settings.home, ServeInfo(url=url, pid=os.getpid()))
+    with advertised_service(pilot) as url:
         yield pilot, url
     pilot.close()
 
@@ -112,13 +110,9 @@ def test_every_event_and_field_of_every_host_fails_open(
         variants = [{**base, field: value} for field in FIELDS for value in HOSTILE]
         variants += [{**base, "tool_input": nested(60)}, {k: v for k, v in base.items() if k != "cwd"}]
         for payload in variants:
-            try:
-                hook_client.post_json(url, f"/hook/{host}", payload, None, 10.0)
-                statuses.add(200)
-            except OSError as exc:  # the service answered something other than 200
-                status = str(exc).split(" ")[4] if "HTTP/1.1" in str(exc) else str(exc)
-                assert status.startswith("4"), (spec.event, payload, exc)
-                statuses.add(int(status))
+            status, answer = send(url, "POST", f"/hook/{host}", json.dumps(payload).encode(), hook_headers(home))
+            assert status == 200 or 400 <= status < 500, (spec.event, payload, status, answer)
+            statuses.add(status)
         # The hook process on the same events: one variant of each field (it only forwards them).
         for payload in variants[:: len(HOSTILE) - 1]:
             printed = hook(home, host, json.dumps(payload).encode())
@@ -129,12 +123,14 @@ def test_every_event_and_field_of_every_host_fails_open(
     # Still serving: a real prompt of this host's gets its context (waiting out any indexing the
     # hostile session starts began, which the hook process's 2 s would not).
     prompt = next(s for s in get_host(host).hooks if s.matcher is None and s.event != "SessionStart")
-    answer = hook_client.post_json(url, f"/hook/{host}", base_event(prompt.event, None, tmp_path), None, 120.0)
-    assert "git-commit" in json.dumps(answer["output"]), answer
+    event = json.dumps(base_event(prompt.event, None, tmp_path)).encode()
+    status, answer = send(url, "POST", f"/hook/{host}", event, hook_headers(home))
+    assert status == 200 and "git-commit" in json.dumps(answer["output"]), answer
 
 
 def test_an_unknown_host_is_a_404_naming_the_known_ones(service: tuple[SkillPilot, str]) -> None:
-    _, url = service
-    with pytest.raises(OSError, match="404"):
-        hook_client.post_json(url, "/hook/no-such-host", {"hook_event_name": "UserPromptSubmit"}, None, 10.0)
+    pilot, url = service
+    body = json.dumps({"hook_event_name": "UserPromptSubmit"}).encode()
+    status, answer = send(url, "POST", "/hook/no-such-host", body, hook_headers(pilot.settings.home))
+    assert status == 404 and "use one of claude-code, codex, gemini" in answer["error"]["message"], answer
     assert hook(service[0].settings.home, "no-such-host", b'{"hook_event_name": "UserPromptSubmit"}') == ""

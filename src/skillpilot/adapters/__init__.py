@@ -11,7 +11,11 @@ adapter puts in front of the model. Adapters differ only in the tool a skill is 
 (Claude Code: "your Skill tool"), which they pass in as ``via``, and the verb for it (``verb``).
 
 Guarantees: a pass-through has no skill and an empty context; a context never exceeds
-``MAX_CONTEXT_CHARS`` (Claude Code's limit for a hook's ``additionalContext``).
+``MAX_CONTEXT_CHARS`` (Claude Code's limit for a hook's ``additionalContext``). What a skill's
+files say (its name, description, path, triggers quoted in the reasons) is untrusted text: in a
+context each is one line (line breaks and control characters become spaces), and a name is one
+code span (a backtick in it becomes ``'``), so no skill can add a line or an instruction of its
+own to what SkillPilot tells the model.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Literal
 
 from ..decide import SHORTLIST_SCORE
 from ..model import RouteResult, SkillRef
+from ..text import one_line_text
 
 __all__ = ["MAX_CONTEXT_CHARS", "ActionType", "AdapterAction", "action_for", "footer_for", "in_library"]
 
@@ -63,18 +68,18 @@ def action_for(
     skill = result.skill
     if skill is None or result.decision == "passthrough":
         return AdapterAction("passthrough")
-    name = f"`{skill.name}`"
+    name = _code(skill.name)
     with_tool = f" with {via}" if via else ""
     if in_library(skill.path, library_roots):
         return _library_action(result, skill)
-    description = _clip(skill.description, MAX_DESCRIPTION_CHARS)
-    why = "; ".join(result.reasons[:MAX_REASONS])
+    description = _line(skill.description, MAX_DESCRIPTION_CHARS)
+    why = _why(result)
     if result.decision == "hard":
         lines = [
             f"SkillPilot routed this prompt to the skill {name} (confidence {result.confidence:.2f}).",
             f"Before anything else, {verb} the skill {name}{with_tool}, then follow its instructions.",
             f"Skill: {description}",
-            f"Path: {skill.path}",
+            f"Path: {_line(skill.path)}",
         ]
         if why:
             lines.append(f"Why: {why}")
@@ -83,9 +88,9 @@ def action_for(
     lines = [
         f"SkillPilot: the skill {name} may fit this prompt (confidence {result.confidence:.2f}).",
         f"Skill: {description}",
-        f"Path: {skill.path}",
+        f"Path: {_line(skill.path)}",
     ]
-    lines.extend(f"Also consider `{a.id}` (score {a.score:.2f}), path {a.path}" for a in runners_up)
+    lines.extend(f"Also consider {_code(a.id)} (score {a.score:.2f}), path {_line(a.path)}" for a in runners_up)
     which = "one of them fits" if runners_up else "it fits"
     lines.append(f"If {which} the request, {verb} it{with_tool}; otherwise answer as usual.")
     return AdapterAction(
@@ -104,15 +109,16 @@ def in_library(path: str, library_roots: tuple[str, ...]) -> bool:
 
 
 def _library_action(result: RouteResult, skill: SkillRef) -> AdapterAction:
-    skill_md = Path(skill.path) / "SKILL.md" if Path(skill.path).is_dir() else Path(skill.path)
+    skill_md = _line(str(Path(skill.path) / "SKILL.md" if Path(skill.path).is_dir() else Path(skill.path)))
+    name = _code(skill.name)
     if result.decision == "hard":
-        lead = f"SkillPilot routed this prompt to the skill `{skill.name}` (confidence {result.confidence:.2f})."
+        lead = f"SkillPilot routed this prompt to the skill {name} (confidence {result.confidence:.2f})."
         order = f"Before anything else, read {skill_md} and follow its instructions."
     else:
-        lead = f"SkillPilot: the skill `{skill.name}` may fit this prompt (confidence {result.confidence:.2f})."
+        lead = f"SkillPilot: the skill {name} may fit this prompt (confidence {result.confidence:.2f})."
         order = f"If it fits the request, read {skill_md} and follow its instructions; otherwise answer as usual."
-    lines = [lead, order, f"Skill: {_clip(skill.description, MAX_DESCRIPTION_CHARS)}"]
-    why = "; ".join(result.reasons[:MAX_REASONS])
+    lines = [lead, order, f"Skill: {_line(skill.description, MAX_DESCRIPTION_CHARS)}"]
+    why = _why(result)
     if why:
         lines.append(f"Why: {why}")
     kind: ActionType = "route" if result.decision == "hard" else "inject"
@@ -127,10 +133,26 @@ def footer_for(result: RouteResult, show_routing_info: bool, show_conflict_info:
         return ""
     lines: list[str] = []
     if show_conflict_info and result.conflict_resolved and result.conflict_alternatives:
-        lines.append(f"_SkillPilot: chose `{result.skill.name}` over [{', '.join(result.conflict_alternatives)}]_")
+        others = ", ".join(_line(a) for a in result.conflict_alternatives)
+        lines.append(f"_SkillPilot: chose {_code(result.skill.name)} over [{others}]_")
     if show_routing_info:
-        lines.append(f"_via {result.skill.name} · {result.latency_ms:.0f}ms_")
+        lines.append(f"_via {_line(result.skill.name)} · {result.latency_ms:.0f}ms_")
     return "\n".join(lines)
+
+
+def _line(text: str, limit: int | None = None) -> str:
+    """Untrusted text as one line of a context, clipped to ``limit`` characters."""
+    line = one_line_text(text)
+    return line if limit is None else _clip(line, limit)
+
+
+def _code(name: str) -> str:
+    """A skill name or id as one inline code span that nothing in the name can close early."""
+    return "`" + _line(name).replace("`", "'") + "`"
+
+
+def _why(result: RouteResult) -> str:
+    return _line("; ".join(result.reasons[:MAX_REASONS]))
 
 
 def _clip(text: str, limit: int) -> str:

@@ -18,29 +18,29 @@ A host module declares, for one agent CLI (Claude Code, Gemini CLI, Codex, OpenC
                        ``skillpilot doctor HOST`` checks (:class:`HostSetup`), or None when the
                        host installs SkillPilot its own way (OpenClaw's plugin)
 
-The built-in hosts register the way a third party's would: a distribution declares
-``NAME = "module:HOST"`` in the ``skillpilot.hosts`` entry-point group, and the object it names
-is the host. The registry is read once per process; a host that cannot load is logged and the
-others still work. The hook process (:mod:`skillpilot.adapters.hook_client`) needs no registry:
-it forwards any host's JSON to ``POST /hook/{name}``, and the service answers 404 for a name no
-host has.
+The registry is a :class:`skillpilot.plugins.Registry` (:data:`HOSTS`): the built-in hosts by
+``"module:HOST"``, and a third party's the same way, declared as ``NAME = "module:HOST"`` in the
+``skillpilot.hosts`` entry-point group (the object it names is the host). Entry points are read
+once per process; a host that cannot load is logged and the others still work. The hook process
+(:mod:`skillpilot.adapters.hook_client`) needs no registry: it forwards any host's JSON to
+``POST /hook/{name}``, and the service answers 404 for a name no host has.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from ...config import Settings
 from ...errors import ConfigError
+from ...limits import HOOK_SETTINGS_BYTES
 from ...model import IndexedSkill
+from ...plugins import Registry
+from ..hooks import read_regular_file
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -61,7 +61,6 @@ __all__ = [
     "skill_md",
 ]
 
-log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "skillpilot.hosts"
 # A host's name is a URL path segment and a command-line word.
@@ -174,59 +173,38 @@ class Host(Protocol):
     def library_roots(self, settings: Settings) -> tuple[str, ...]: ...
 
 
-_LOCK = threading.Lock()
-_REGISTRY: dict[str, Host] = {}
-_plugins_loaded = False
+# Built-in hosts as "module:HOST" (imported when first asked for: each host module imports this
+# one for its types); a distribution's ``skillpilot.hosts`` entry point adds or replaces one.
+HOSTS = Registry(
+    ENTRY_POINT_GROUP,
+    "host",
+    {
+        "claude-code": "skillpilot.adapters.hosts.claude_code:HOST",
+        "gemini": "skillpilot.adapters.hosts.gemini:HOST",
+        "codex": "skillpilot.adapters.hosts.codex:HOST",
+        "openclaw": "skillpilot.adapters.hosts.openclaw:HOST",
+    },
+)
 
 
 def register_host(host: Host) -> None:
     """Make ``host`` servable under ``host.name`` (a registered name is replaced)."""
     if not NAME_PATTERN.match(host.name):
         raise ValueError(f"a host name is lowercase letters, digits and '-', starting with a letter: {host.name!r}")
-    with _LOCK:
-        _REGISTRY[host.name] = host
-
-
-def _load_plugins() -> None:
-    """Register the hosts installed distributions declare in ``ENTRY_POINT_GROUP`` (once)."""
-    global _plugins_loaded
-    with _LOCK:
-        if _plugins_loaded:
-            return
-        _plugins_loaded = True
-        found = list(entry_points(group=ENTRY_POINT_GROUP))
-    for entry_point in found:
-        try:
-            host = entry_point.load()
-            register_host(host)
-        except Exception as exc:  # a broken plugin must not take the built-in hosts down with it
-            log.warning("host plugin %s (%s) cannot be loaded: %r", entry_point.name, entry_point.value, exc)
+    HOSTS.register(host.name, host)
 
 
 def available_hosts() -> list[str]:
     """The registered host names, installed plugins included, sorted."""
-    _builtins()
-    _load_plugins()
-    return sorted(_REGISTRY)
+    return sorted(HOSTS.names())
 
 
 def get_host(name: str) -> Host:
     """The host registered as ``name``; ``ConfigError`` naming the known ones otherwise."""
-    _builtins()
-    _load_plugins()
-    host = _REGISTRY.get(name)
+    host = HOSTS.get(name)
     if host is None:
-        raise ConfigError("host", f"unknown host {name!r}; use one of {', '.join(sorted(_REGISTRY))}")
-    return host
-
-
-def _builtins() -> None:
-    # Imported here, not at the top: each host module imports this one for its types.
-    from . import claude_code, codex, gemini, openclaw
-
-    with _LOCK:
-        for host in (claude_code.HOST, gemini.HOST, codex.HOST, openclaw.HOST):
-            _REGISTRY.setdefault(host.name, host)
+        raise ConfigError("host", f"unknown host {name!r}; use one of {', '.join(available_hosts())}")
+    return cast(Host, host)
 
 
 def basic_event(payload: Mapping[str, Any], prompt_event: str) -> HookEvent:
@@ -289,10 +267,12 @@ def under_roots(skills: Sequence[IndexedSkill], roots: Sequence[SkillRoot]) -> l
 
 
 def json_object(path: Path) -> dict[str, Any]:
-    """The JSON object a host keeps in ``path``; {} when it is missing, unreadable or not an object
-    (a host's own file that SkillPilot only reads must never break a hook)."""
+    """The JSON object a host keeps in ``path``; {} when it is missing, unreadable, not a regular
+    file, over ``limits.HOOK_SETTINGS_BYTES`` or not an object (a host's own file that SkillPilot
+    only reads must never break, block or stall a hook)."""
+    raw = read_regular_file(path, HOOK_SETTINGS_BYTES)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}

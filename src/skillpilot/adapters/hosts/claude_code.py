@@ -30,6 +30,7 @@ from typing import Any
 
 from ...config import Settings
 from ...model import IndexedSkill
+from ..hooks import transcript_tail
 from . import HookEvent, HookSpec, SkillRoot, Wording, basic_event, context_output, json_object, listed_name
 from .files import JsonHookSetup
 
@@ -93,20 +94,19 @@ def plugin_roots(cwd: Path | None, home: Path) -> list[SkillRoot]:
     return roots
 
 
-def skill_in_transcript(path: Path, tail_bytes: int = 1 << 20) -> str | None:
+def skill_in_transcript(path: Path) -> str | None:
     """The first skill the model invoked with the Skill tool after the last prompt the user typed,
-    read from the end of a Claude Code transcript (JSON lines); None if it invoked none."""
-    try:
-        with path.open("rb") as handle:
-            handle.seek(max(0, handle.seek(0, os.SEEK_END) - tail_bytes))
-            lines = handle.read().decode("utf-8", "replace").splitlines()
-    except OSError:
+    read from the end of a Claude Code transcript (JSON lines); None if it invoked none (or the
+    path is not a regular file)."""
+    tail = transcript_tail(str(path))
+    if tail is None:
         return None
+    lines = tail.decode("utf-8", "replace").splitlines()
     invoked: str | None = None
     for line in lines:
         try:
             entry = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # the first line of the tail may be cut
         if not isinstance(entry, dict):
             continue

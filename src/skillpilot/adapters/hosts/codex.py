@@ -45,7 +45,9 @@ from typing import Any
 
 from ...config import Settings
 from ...errors import ConfigError
+from ...limits import HOOK_SETTINGS_BYTES
 from ...model import IndexedSkill
+from ..hooks import read_regular_file
 from . import Check, HookEvent, HookSpec, SkillRoot, Wording, basic_event, context_output, listed_name
 from .files import JsonHookSetup, backup, is_ours, read
 
@@ -96,9 +98,10 @@ def _project_folders(cwd: Path) -> list[Path]:
 
 def _trusted_projects(home: Path) -> list[Path]:
     """The folders the user's ``config.toml`` marks ``trust_level = "trusted"``."""
+    raw = read_regular_file(home / "config.toml", HOOK_SETTINGS_BYTES)
     try:
-        config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        config = tomllib.loads(raw.decode("utf-8")) if raw is not None else {}
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return []
     projects = config.get("projects")
     return [

@@ -10,9 +10,13 @@ object the hook prints, or None to print nothing.
     skill-used  the skill the model chose, tied to the session's last routed prompt: an implicit
                 confirm or correction (:func:`implicit_signal`); whichever event says it first counts
 
-A root seen for the first time is indexed then, and re-indexed when its SKILL.md files change.
+The offered roots are indexed by the service's one :class:`~skillpilot.adapters.hooks.RootIndexer`
+(shared by every host, outside the routing lock): a prompt whose roots the index lacks waits for
+it at most ``limits.HOOK_INDEX_WAIT`` seconds, any other goes on at once.
 
-Guarantees: every skill the context names is one the host offers that session, under the name
+Guarantees: every event is checked against the hook bounds before the host reads it
+(:func:`~skillpilot.adapters.hooks.check_event`: a ``ValueError``, HTTP 422, names the field);
+every skill the context names is one the host offers that session, under the name
 the host lists it by; one implicit signal at most per routed prompt, none after a hard route
 (the model obeyed, it did not choose); with ``log.queries: off`` no prompt is kept, so nothing is
 learned implicitly. Prompts are kept in memory only (the last one per session).
@@ -23,25 +27,22 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ...index.builder import root_id
+from ...limits import HOOK_INDEX_WAIT, MAX_SESSIONS
 from ...model import IndexedSkill, RouteResult
 from ...router import SkillPilot
 from .. import action_for, in_library
+from ..hooks import RootIndexer, check_event
 from . import HookEvent, Host, SkillRoot, Wording, skill_md, under_roots
 
 log = logging.getLogger(__name__)
 
-# Sessions whose last routed prompt is remembered (for the skill-used signal); the oldest go first.
-MAX_SESSIONS = 256
-# How often a root's SKILL.md files are checked for changes: walking a big user folder on every
-# prompt would cost milliseconds the watcher already spends.
-RECHECK_SECONDS = 2.0
 TOOL_WORDING = Wording()
 
 
@@ -108,27 +109,34 @@ class HostHooks:
     """The service's state for one host: roots indexed so far and each session's last route.
 
     ``pilot`` is the service's warm router; every call on it goes through ``run`` (the service's
-    one-call-at-a-time lock). ``library_roots`` are folders the host does not list itself whose
-    skills the context hands over by path (library mode)."""
+    one-call-at-a-time lock); offered roots are indexed by ``indexer``, never under that lock
+    (the service passes one for every host). ``library_roots`` are folders the host does not list
+    itself whose skills the context hands over by path (library mode)."""
 
-    def __init__(self, host: Host, pilot: SkillPilot, run: Any, library_roots: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        host: Host,
+        pilot: SkillPilot,
+        run: Any,
+        library_roots: tuple[str, ...] = (),
+        indexer: RootIndexer | None = None,
+    ) -> None:
         self.host = host
         self.pilot = pilot
         self.run = run
         self.library_roots = library_roots
+        self.indexer = indexer or RootIndexer(pilot.settings)
         self._sessions: OrderedDict[str, RoutedPrompt] = OrderedDict()
         self._prompts = 0
-        self._seen: dict[str, tuple[tuple[str, int], ...]] = {}
-        self._checked: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def answer(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """``{"output": <what the hook prints> | None}`` plus what was done, for one hook event.
-        Raises ``ValueError`` for a payload the host cannot read."""
-        event = self.host.read(payload)
+        Raises ``ValueError`` for an event past the hook bounds or one the host cannot read."""
+        event = self.host.read(check_event(payload))
         if event.kind == "session":
             roots = self.host.skill_roots(event.cwd)
-            threading.Thread(target=self._index_new, args=(roots,), daemon=True).start()
+            self.indexer.ensure([r.path for r in roots], wait=0)
             return {"output": None, "roots": [r.path for r in roots]}
         if event.kind == "prompt":
             return self._prompt(event)
@@ -143,8 +151,11 @@ class HostHooks:
         roots = self.host.skill_roots(event.cwd)
         # Library roots (library mode) are the one exception to "only what the host offers".
         library = tuple(str(Path(r).expanduser()) for r in self.library_roots)
-        self._index_new([*roots, *(SkillRoot(r) for r in library)])
         paths = [r.path for r in roots] + list(library)
+        # Only a root the index lacks is worth waiting for; changes are picked up in the background.
+        held = set(self.run(lambda p: p.store.roots()))
+        missing = any(root_id(Path(path)) not in held for path in paths)
+        self.indexer.ensure(paths, wait=HOOK_INDEX_WAIT if missing else 0)
         result: RouteResult = self.run(lambda p: p.route(prompt, surface="hook", roots=paths))
         names: dict[str, str] = self.run(lambda p: skill_names(p.skills(), self.host, roots))
         # A host whose model loads a skill by reading it gets every skill by its SKILL.md path.
@@ -198,42 +209,3 @@ class HostHooks:
             return None
         by_name = {name: skill_id for skill_id, name in skill_names(skills, self.host, roots).items()}
         return by_name.get((event.skill_name or "").lstrip("/"))
-
-    def _index_new(self, roots: Sequence[SkillRoot]) -> None:
-        """Index each root the index does not hold yet (a project's, a plugin's), and any root
-        whose SKILL.md files changed since this service last looked at it."""
-        todo = []
-        known: set[str] | None = None
-        now = time.monotonic()
-        for root in roots:
-            if now - self._checked.get(root.path, -RECHECK_SECONDS) < RECHECK_SECONDS:
-                continue
-            self._checked[root.path] = now
-            signature = _signature(root.path)
-            with self._lock:
-                before = self._seen.get(root.path)
-                self._seen[root.path] = signature
-            if before == signature:
-                continue
-            if before is None:
-                # First sight: a root the index already holds is kept current by the watcher.
-                known = known if known is not None else set(self.run(lambda p: p.store.roots()))
-                if os.path.abspath(root.path) in known:
-                    continue
-            todo.append(root.path)
-        if todo:
-            report = self.run(lambda p: p.index(todo))
-            log.info("indexed %s: %d added, %d updated", ", ".join(todo), report.added, report.updated)
-
-
-def _signature(root: str) -> tuple[tuple[str, int], ...]:
-    """Every SKILL.md under ``root`` with its modification time: changes when a skill does."""
-    found = []
-    for folder, _, files in os.walk(root, followlinks=True):
-        if "SKILL.md" in files:
-            path = os.path.join(folder, "SKILL.md")
-            try:
-                found.append((path, os.stat(path).st_mtime_ns))
-            except OSError:
-                continue
-    return tuple(sorted(found))
