@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,13 +33,13 @@ from skillpilot.bench.hostcli import Recorded, Recorder, Reply, Script, text_rep
 from skillpilot.bench.hostcli import codex as codex_driver  # noqa: E402
 from skillpilot.bench.hostcli import gemini as gemini_driver  # noqa: E402
 from skillpilot.feedback import FeedbackStore  # noqa: E402
-from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
-from skillpilot.serve.http import create_app  # noqa: E402
+from skillpilot.index import open_store  # noqa: E402
+from skillpilot.index.builder import root_id  # noqa: E402
 
 from .harness import codex as codex_harness  # noqa: E402
 from .harness import gemini as gemini_harness  # noqa: E402
 from .host_cli_util import host_cli  # noqa: E402
-from .surfaces_util import SKILLS, uvicorn_on_loopback  # noqa: E402
+from .surfaces_util import SKILLS, advertised_service  # noqa: E402
 
 pytestmark = pytest.mark.real_cli
 
@@ -134,11 +135,10 @@ def session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         before = host_files(home, case)
         setup(current)
         # The service (this process) finds the host's skills where the host keeps them for this HOME.
-        with pytest.MonkeyPatch.context() as patch, uvicorn_on_loopback(create_app(pilot)) as url:
+        with pytest.MonkeyPatch.context() as patch, advertised_service(pilot):
             patch.setenv("HOME", str(home))
             patch.delenv("CODEX_HOME", raising=False)
             patch.delenv("GEMINI_CLI_HOME", raising=False)
-            write_serve_file(skillpilot_home, ServeInfo(url=url, pid=os.getpid()))
             yield current
     pilot.close()
     setup(current, "--uninstall")
@@ -183,6 +183,15 @@ def test_a_project_skill_from_the_cwd_is_routed(session: Session, tmp_path: Path
     driver = session.case.driver
     project = tmp_path / "project"
     shutil.copytree(SKILLS / "web-scrape", project / session.case.project_skills / "web-scrape")
+    # The session's first events start indexing the new project folder in the background; a
+    # prompt waits at most HOOK_INDEX_WAIT for it, so on a busy machine the next one routes to it.
+    run(session, "hello", project)
+    store = open_store(session.skillpilot_home / "index.sqlite")
+    deadline = time.monotonic() + 120
+    while root_id(project / session.case.project_skills) not in store.roots():
+        assert time.monotonic() < deadline, "the project's skills were never indexed"
+        time.sleep(0.2)
+    store.close()
     first = run(session, "scrape the product prices off https://example.com/shop into a CSV", project)[0]
     assert "web-scrape" in driver.listing(first), "the host did not list the project skill"
     context = driver.context(first)
@@ -245,12 +254,11 @@ def test_the_gemini_extension_installs_routes_and_uninstalls_with_gemini_extensi
     pilot.route("warm up")
     with (
         pytest.MonkeyPatch.context() as patch,
-        uvicorn_on_loopback(create_app(pilot)) as url,
+        advertised_service(pilot),
         gemini_driver.serve(lambda _request: text_reply("Done.")) as api,
     ):
         patch.setenv("HOME", str(home))
         patch.delenv("GEMINI_CLI_HOME", raising=False)
-        write_serve_file(skillpilot_home, ServeInfo(url=url, pid=os.getpid()))
         run_env = {**gemini_driver.environment(home, api, path), "PYTHONPATH": str(SRC)}
         gemini_driver.run(launcher, "commit my changes", tmp_path, run_env)
         first = api.model_requests()[0]
