@@ -8,7 +8,7 @@ The spec's ``AdapterAction`` (section 6) has three kinds:
 
 ``action_for`` makes that choice from the router's decision and writes the short context an
 adapter puts in front of the model. Adapters differ only in the tool a skill is invoked with
-(Claude Code: "your Skill tool"), which they pass in as ``via``.
+(Claude Code: "your Skill tool"), which they pass in as ``via``, and the verb for it (``verb``).
 
 Guarantees: a pass-through has no skill and an empty context; a context never exceeds
 ``MAX_CONTEXT_CHARS`` (Claude Code's limit for a hook's ``additionalContext``). What a skill's
@@ -56,11 +56,13 @@ def action_for(
     shortlist_score: float = SHORTLIST_SCORE,
     via: str | None = None,
     library_roots: tuple[str, ...] = (),
+    verb: str = "invoke",
 ) -> AdapterAction:
     """The action for ``result``. A soft context is a shortlist: the top skill and the
     runners-up whose own score reaches ``shortlist_score`` (``decide.SHORTLIST_SCORE``: chosen
     so the shortlist holds the right skill as often as the top three do); ``via`` names the tool
-    that invokes a skill. A skill
+    that invokes a skill and ``verb`` what the model does with it ("activate" for Gemini CLI's
+    activate_skill). A skill
     under one of ``library_roots`` is one the agent does not know, so the context tells the model
     to read its SKILL.md instead of invoking it."""
     skill = result.skill
@@ -75,7 +77,7 @@ def action_for(
     if result.decision == "hard":
         lines = [
             f"SkillPilot routed this prompt to the skill {name} (confidence {result.confidence:.2f}).",
-            f"Before anything else, invoke the skill {name}{with_tool}, then follow its instructions.",
+            f"Before anything else, {verb} the skill {name}{with_tool}, then follow its instructions.",
             f"Skill: {description}",
             f"Path: {_line(skill.path)}",
         ]
@@ -90,7 +92,7 @@ def action_for(
     ]
     lines.extend(f"Also consider {_code(a.id)} (score {a.score:.2f}), path {_line(a.path)}" for a in runners_up)
     which = "one of them fits" if runners_up else "it fits"
-    lines.append(f"If {which} the request, invoke it{with_tool}; otherwise answer as usual.")
+    lines.append(f"If {which} the request, {verb} it{with_tool}; otherwise answer as usual.")
     return AdapterAction(
         "inject",
         skill,
