@@ -58,6 +58,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "mcp": "surfaces",
     "serve": "surfaces",
     "doctor": "claude_cmd",
+    "enrich": "enrich_cmd",
     "lint": "authoring",
     "plan": "authoring",
     "log": "log_cmd",
@@ -295,6 +296,11 @@ def index(
     with _progress(not as_json) as progress:
         report = _run(lambda: pilot.index(roots, replace=replace, progress=progress))
     _print_index_report(report, as_json)
+    if pilot.settings.enrich_on_index:
+        # Example requests for new and changed skills (enrich.onIndex); the watcher never does this.
+        from .enrich_cmd import enrich_after_index
+
+        enrich_after_index(pilot, quiet=as_json)
 
 
 @app.command()

@@ -1,0 +1,1 @@
+"""Test harnesses: scripted servers and helpers that drive real third-party clients offline."""
