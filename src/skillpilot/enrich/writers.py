@@ -15,8 +15,8 @@ Built-ins:
   servers off (trusted for the run, ``GEMINI_CLI_TRUST_WORKSPACE``), ``-e none`` (no
   extensions), and its system prompt in ``GEMINI_SYSTEM_MD``.
 - ``codex``: the Codex CLI, ``codex exec --json``, on the user's own login, ``--ephemeral``,
-  ``--sandbox read-only``, hooks, the shell and every other tool disabled, no MCP servers,
-  its own instructions (``model_instructions_file``), stdin closed.
+  ``--sandbox read-only``, hooks, the shell and every other tool disabled, each MCP server of the
+  user's config switched off, its own instructions (``model_instructions_file``), stdin closed.
 - ``openai``: any OpenAI-compatible ``/chat/completions`` endpoint (OpenAI, Ollama, vLLM, LM
   Studio): ``enrich.baseUrl`` (default ``https://api.openai.com/v1``), ``enrich.model``, the key
   from ``SKILLPILOT_ENRICH_API_KEY`` or ``OPENAI_API_KEY`` (none: no Authorization header).
@@ -44,6 +44,7 @@ import re
 import shutil
 import subprocess
 import threading
+import tomllib
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -410,10 +411,22 @@ CODEX_DISABLED_FEATURES = (
 )
 CODEX_SETTINGS = (
     'web_search="disabled"',
-    "mcp_servers={}",
     "tools.experimental_request_user_input.enabled=false",
     "skills.include_instructions=false",
 )
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def codex_mcp_servers(environ: Mapping[str, str]) -> list[str]:
+    """The MCP servers the user's Codex config (``$CODEX_HOME/config.toml``) declares: each is
+    switched off for the run (``-c mcp_servers.<name>.enabled=false``; an empty table would be
+    merged with the user's, not replace it)."""
+    home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME", "~")).expanduser() / ".codex")
+    try:
+        servers = tomllib.loads((home / "config.toml").read_text(encoding="utf-8")).get("mcp_servers") or {}
+    except (OSError, ValueError):
+        return []
+    return [str(name) for name in servers] if isinstance(servers, dict) else []
 
 
 class CodexWriter:
@@ -431,7 +444,11 @@ class CodexWriter:
         instructions.write_text(system + "\n", encoding="utf-8")
         args = [binary, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--sandbox", "read-only"]
         args += ["--ignore-rules", *(f"--disable={feature}" for feature in CODEX_DISABLED_FEATURES)]
-        for setting in (*CODEX_SETTINGS, f"model_instructions_file={json.dumps(str(instructions))}"):
+        servers = [
+            f"mcp_servers.{name if _BARE_KEY.match(name) else json.dumps(name)}.enabled=false"
+            for name in codex_mcp_servers(os.environ)
+        ]
+        for setting in (*CODEX_SETTINGS, *servers, f"model_instructions_file={json.dumps(str(instructions))}"):
             args += ["-c", setting]
         args += [*(["-m", self._model] if self._model else []), prompt]
         out = _run(CODEX, args, stdin=None, cwd=cwd, env=os.environ, timeout=timeout)
