@@ -3,9 +3,10 @@
 Input: a :class:`~skillpilot.rank.Ranking` and its catalog. Output: a :class:`Verdict`: the
 candidates in their final order (a conflict group's contest settled by
 :func:`~skillpilot.conflicts.resolve`), the confidence and its signals, the decision and the
-runners-up's scores. Two rules beside the calibration: a fast route's winner is at least
-``FAST_ROUTE_CONFIDENCE`` sure, and a message close to one the user routed themselves at least
-``FEEDBACK_ROUTE_CONFIDENCE`` times how close.
+runners-up's scores. Three rules beside the calibration: a fast route's winner is at least
+``FAST_ROUTE_CONFIDENCE`` sure, a message close to one the user routed themselves at least
+``FEEDBACK_ROUTE_CONFIDENCE`` times how close, and a message the user explicitly corrected goes
+to the skill they named, first and at least ``soft`` (``Adjustment.pinned``).
 
 The confidence is a logistic model (Platt scaling) over signals of a candidate: its fused score,
 its margin over the best other candidate, its raw dense cosine and BM25 score (absolute evidence:
@@ -243,7 +244,17 @@ def judge(
         ranking.redirected,
     )
     candidates = tuple(promoted(fused, resolution.winner)) if resolution else fused
+    pinned = ranking.learned.pinned if ranking.learned is not None else None
+    if pinned is not None and any(c.index == pinned for c in fused) and candidates[0].index != pinned:
+        # The user corrected this very message to that skill: it goes first, however the
+        # retrievers or the contest saw it, and at least as a soft route.
+        position = next(n for n, c in enumerate(fused) if c.index == pinned)
+        confidence = candidate_confidence(calibration, fused, ranking.method, position)
+        candidates = tuple(promoted(fused, pinned))
+        resolution = None
     confidence = with_feedback(confidence, ranking, catalog, calibration, candidates[0].index, hard_threshold)
+    if pinned is not None and candidates[0].index == pinned:
+        confidence = max(confidence, soft_threshold)
     return Verdict(
         candidates=candidates,
         resolution=resolution,

@@ -43,6 +43,8 @@ def reasons(catalog: Catalog, ranking: Ranking, verdict: Verdict) -> tuple[str, 
     candidates = verdict.candidates
     learned = ranking.learned
     said: list[str] = [verdict.resolution.reason] if verdict.resolution else []
+    if learned is not None and learned.pinned == top.index:
+        said.append("feedback: you corrected this very message to it")
     for match in learned.matches if learned else ():
         if match.skill == top.index:
             verb = "you chose it" if match.sign > 0 else f"you turned it down ({match.kind})"

@@ -241,10 +241,12 @@ class Match:
 
 @dataclass(frozen=True)
 class Adjustment:
-    """Per-skill ln-multipliers for one message, and the examples behind them."""
+    """Per-skill ln-multipliers for one message, and the examples behind them. ``pinned`` is the
+    skill the user explicitly corrected this very message to (None: no such correction)."""
 
     log_multipliers: np.ndarray
     matches: tuple[Match, ...] = ()
+    pinned: int | None = None
 
     @property
     def moves(self) -> bool:

@@ -185,7 +185,7 @@ def rank(
             # The fast path skipped the models; feedback examples are matched by meaning.
             vectors = {r.encoder.name: r.encode(query) for r in catalog.dense if r.reads(query)}
             scores = Scores(scores.lists, scores.matches, scores.fast_hits, scores.method, vectors, race)
-        adjustment = learned.adjust(vectors)
+        adjustment = learned.adjust(vectors, query)
         if adjustment.moves:
             unadjusted = tuple(fuse(scores.lists, weights, multipliers, race=race))
         if adjustment.matches and method == "fast":
@@ -193,6 +193,8 @@ def rank(
         multipliers = multipliers * np.exp(adjustment.log_multipliers)
     candidates = fuse(scores.lists, weights, multipliers, race=race)
     chosen = (adjustment.chosen() if adjustment else set()) | targets(redirected)
+    if adjustment is not None and adjustment.pinned is not None:
+        chosen.add(adjustment.pinned)
     if chosen - {c.index for c in candidates}:
         # A skill users chose for messages like this one, or an author sent it to, joins the
         # race even when the retrievers left it out of the pool; fusion orders it like any other.
