@@ -11,7 +11,10 @@ to the skill they named, first and at least ``soft`` (``Adjustment.pinned``).
 The confidence is a logistic model (Platt scaling) over signals of a candidate: its fused score,
 its margin over the best other candidate, its raw dense cosine and BM25 score (absolute evidence:
 z-scores alone cannot tell "best of a bad lot" from "clearly this one"), how many retrievers rank
-it first and whether all of them do, its reciprocal-rank score, and its fast-path score. The
+it first and whether all of them do, its reciprocal-rank score, its fast-path score, and apart
+from the author text's cosine its closest example request's and that one's margin (a match on what
+users say is worth something else than one on what the skill does), and the keyword score of
+its example requests. The
 weights, and the fusion weights ``fuse`` uses, are fitted on the development queries by
 ``benchmarks/calibrate.py`` (cross-validated; the report is in
 ``benchmarks/results/calibration.json``) and shipped in ``calibration.json``, so 0.9 means "routes
@@ -34,7 +37,7 @@ from .catalog import Catalog
 from .conflicts import promoted, resolve
 from .feedback import bounded_confidence
 from .fuse import RRF_K
-from .model import BM25, FAST, Candidate, Decision, Method, Resolution, RetrieverId
+from .model import BM25, EXAMPLES_BM25, FAST, Candidate, Decision, Method, Resolution, RetrieverId
 from .rank import Ranking
 
 # An author-declared trigger phrase found in the message, with the keyword ranking agreeing,
@@ -51,6 +54,9 @@ CONFIDENCE_FEATURES = (
     "fast",
     "rrf",
     "unanimous",
+    "example",
+    "example_margin",
+    "example_bm25",
 )
 BM25_HALF_SCORE = 5.0
 ALTERNATIVES = 4
@@ -74,12 +80,14 @@ def signals_at(candidates: Sequence[Candidate], positions: Sequence[int]) -> lis
     for position in positions:
         me = candidates[position]
         rival = best_other.at(position, me.score - 1.0)
-        dense_names = [retriever for retriever in me.raw if retriever.is_dense]
-        dense_margins = []
-        for name in dense_names:
+        dense_names = [retriever for retriever in me.raw if retriever.is_dense and not retriever.part]
+        example_names = [retriever for retriever in me.raw if retriever.is_dense and retriever.part]
+        dense_margins, example_margins = [], []
+        for name in dense_names + example_names:
             if name not in columns:
                 columns[name] = _BestOther([c.raw[name] for c in candidates])
-            dense_margins.append(me.raw[name] - columns[name].at(position, me.raw[name]))
+            margin = me.raw[name] - columns[name].at(position, me.raw[name])
+            (example_margins if name.part else dense_margins).append(margin)
         bm25 = max(me.raw.get(BM25, 0.0), 0.0)
         voters = [retriever for retriever in me.raw if retriever != FAST]
         signals.append(
@@ -98,6 +106,12 @@ def signals_at(candidates: Sequence[Candidate], positions: Sequence[int]) -> lis
                 # 1.0 per retriever that ranks it first: agreement on rank, however far apart the scores.
                 "rrf": me.rrf * (RRF_K + 1),
                 "unanimous": float(bool(voters) and all(me.ranks.get(n) == 1 for n in voters)),
+                # An example request's match apart from the author text's: a casual message close to
+                # a casual example is weaker evidence than the same cosine on what a skill does.
+                "example": max((me.raw[n] for n in example_names), default=0.0),
+                "example_margin": max(example_margins, default=0.0),
+                "example_bm25": max(me.raw.get(EXAMPLES_BM25, 0.0), 0.0)
+                / (max(me.raw.get(EXAMPLES_BM25, 0.0), 0.0) + BM25_HALF_SCORE),
             }
         )
     return signals

@@ -313,6 +313,17 @@ def match_references(
     return matched, unmatched
 
 
+def example_sets(skills: Sequence[IndexedSkill], store: ExampleStore | None) -> dict[str, ExampleSet]:
+    """Content hash -> the example set of each of the skills' texts that has one: the stored
+    set, else the skill's own requests (an OntoSkills skill's intents)."""
+    found = store.get(s.skill.content_hash for s in skills) if store is not None else {}
+    for skill in skills:
+        own = own_example_set(skill.skill)
+        if own is not None and skill.skill.content_hash not in found:
+            found[skill.skill.content_hash] = own
+    return found
+
+
 def open_examples(home: Path, *, create: bool) -> ExampleStore | None:
     """The examples store of a home; None when it has none and ``create`` is off (a router never
     creates the file just to find it empty)."""
@@ -376,6 +387,7 @@ __all__ = [
     "ExampleStore",
     "ImportReport",
     "embed_missing",
+    "example_sets",
     "match_references",
     "open_examples",
     "own_example_set",

@@ -156,18 +156,24 @@ class IndexReport:
 
 
 RetrieverKind = Literal["fast", "bm25", "dense"]
+# What text of a skill a retriever scores: the author's ("") or the skill's example requests.
+RetrieverPart = Literal["", "examples"]
 
 
 @dataclass(frozen=True)
 class RetrieverId:
-    """Which retriever produced a score list: its kind and, for a dense one, its model. Shown
-    as ``fast``, ``bm25`` or ``dense:<model>`` (``str``), the label traces and weights use."""
+    """Which retriever produced a score list: its kind, for a dense one its model, and which
+    text of the skills it reads (``part``: the author's, or their example requests). Shown as
+    ``fast``, ``bm25``, ``dense:<model>``, ``examples:bm25`` or ``examples:dense:<model>``
+    (``str``), the label traces and weights use."""
 
     kind: RetrieverKind
     model: str = ""
+    part: RetrieverPart = ""
 
     def __str__(self) -> str:
-        return f"{self.kind}:{self.model}" if self.model else self.kind
+        label = f"{self.kind}:{self.model}" if self.model else self.kind
+        return f"{self.part}:{label}" if self.part else label
 
     @property
     def is_dense(self) -> bool:
@@ -175,16 +181,25 @@ class RetrieverId:
 
     @property
     def shared_label(self) -> str | None:
-        """The fusion-weight label every retriever of this kind shares (``dense:*``), if any."""
-        return f"{self.kind}:*" if self.model else None
+        """The fusion-weight label every retriever of this kind and part shares (``dense:*``,
+        ``examples:dense:*``), if any."""
+        if not self.model:
+            return None
+        return f"{self.part}:{self.kind}:*" if self.part else f"{self.kind}:*"
 
 
 FAST = RetrieverId("fast")
 BM25 = RetrieverId("bm25")
+EXAMPLES_BM25 = RetrieverId("bm25", part="examples")
 
 
 def dense_id(model: str) -> RetrieverId:
     return RetrieverId("dense", model)
+
+
+def examples_id(model: str) -> RetrieverId:
+    """The example retriever of encoder ``model``: its vectors of the skills' example requests."""
+    return RetrieverId("dense", model, "examples")
 
 
 @dataclass(frozen=True)
@@ -478,6 +493,8 @@ class Stats:
     orphan_vectors: int = 0
     # Routes take their dense candidates from the store's HNSW index (above index.annAbove).
     nearest_neighbours: bool = False
+    # Skills with example requests (skillpilot.examples: written by `enrich`, imported, or their own).
+    examples: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

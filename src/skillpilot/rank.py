@@ -26,11 +26,23 @@ import numpy as np
 from .catalog import Catalog
 from .feedback import Learned
 from .fuse import Race, fuse, top_order
-from .model import BM25, FAST, Adjustment, Candidate, FastHit, Method, Redirection, RetrieverId
+from .model import (
+    BM25,
+    EXAMPLES_BM25,
+    FAST,
+    Adjustment,
+    Candidate,
+    FastHit,
+    Method,
+    Redirection,
+    RetrieverId,
+    dense_id,
+)
 from .redirects import redirection, targets
 from .retrieve.ann import DEPTH, AnnRetriever
 from .retrieve.dense import DenseRetriever
 from .retrieve.fast import EVIDENCE_SCORE, routes_at_once
+from .text import tokenize
 
 # Each given retriever's reading of the message (``DenseRetriever.read``: its vector and scores), in
 # their order.
@@ -94,6 +106,8 @@ def score(
         lists[FAST] = fast
     if catalog.bm25:
         lists[BM25] = catalog.bm25.scores(query)
+    if catalog.example_bm25 is not None:
+        lists[EXAMPLES_BM25] = catalog.example_bm25.scores(tokenize(query))
     race = Race(allowed) if allowed is not None and not allowed.all() else None
     method: Method
     if routes_at_once(fast_hits, lists.get(BM25)):
@@ -107,6 +121,15 @@ def score(
                 nearest.append((retriever, vector))
             elif scores is not None:
                 lists[retriever.id] = scores
+        for examples in catalog.example_retrievers:
+            # A skill's example requests are parts of its meaning (the dense list takes the best of
+            # its texts) and, apart, their own list, so the decision can tell what matched.
+            dense = dense_id(examples.encoder.name)
+            author = lists.get(dense)
+            if author is not None and examples.encoder.name in vectors:
+                closest = examples.scores_for(vectors[examples.encoder.name], author)
+                lists[examples.id] = closest
+                lists[dense] = examples.as_parts(author, closest)
         if nearest:
             race = _nearest_race(size, lists, nearest, allowed, roots)
         keyword_found = bool(fast_hits) or bool(catalog.bm25 and lists[BM25].any())

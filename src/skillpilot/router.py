@@ -52,9 +52,9 @@ from .examples import (
     ExampleStore,
     ImportReport,
     embed_missing,
+    example_sets,
     match_references,
     open_examples,
-    own_example_set,
     read_examples_file,
     write_examples_file,
 )
@@ -292,13 +292,7 @@ class SkillPilot:
 
     def _example_sets(self, skills: Sequence[IndexedSkill]) -> dict[str, ExampleSet]:
         """The example set of each skill text that has one (stored, or the skill's own)."""
-        store = self.examples_store()
-        stored = store.get(s.skill.content_hash for s in skills) if store is not None else {}
-        for skill in skills:
-            own = own_example_set(skill.skill)
-            if own is not None and skill.skill.content_hash not in stored:
-                stored[skill.skill.content_hash] = own
-        return stored
+        return example_sets(skills, self.examples_store())
 
     def _sync_examples(self, names: Sequence[str] | None, progress: Progress | None) -> None:
         """After an index run or new examples: keep the skills' own requests in the store and
@@ -334,7 +328,14 @@ class SkillPilot:
         """The catalog of the store's current generation, and the seconds spent loading it (and
         the models) now: 0.0 when the cached one is current."""
         cached = self._catalog_cache
-        if cached is not None and cached.generation == self.store.generation():
+        examples = self.examples_store()
+        # Example requests written meanwhile (an enrich run in another process) rebuild it too.
+        written = examples.generation() if examples is not None else -1
+        if (
+            cached is not None
+            and cached.generation == self.store.generation()
+            and cached.examples.generation == written
+        ):
             return cached, 0.0
         started = time.perf_counter()
         store = self.store
@@ -346,19 +347,23 @@ class SkillPilot:
         names = None if self._encoders is not None else self._recorded_encoders()[1]
         if names is None:
             encoders = self.encoders
-            catalog = build_catalog(snapshot(spaces(encoders)), lambda: encoders, self.settings, search)
+            catalog = build_catalog(snapshot(spaces(encoders)), lambda: encoders, self.settings, search, examples)
         else:
             # The models load on a second thread while the skills are read and the keyword
             # parts built (at 10,000 skills ~1 s of loading beside several of reading).
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool:
                 loading = pool.submit(lambda: self.encoders)
                 catalog = build_catalog(
-                    snapshot([space_named(name, EMBEDDING) for name in names]), loading.result, self.settings, search
+                    snapshot([space_named(name, EMBEDDING) for name in names]),
+                    loading.result,
+                    self.settings,
+                    search,
+                    examples,
                 )
             if [encoder.name for encoder in self.encoders] != names:
                 # The recorded names are stale (a model package changed): read the right vectors.
                 encoders = self.encoders
-                catalog = build_catalog(snapshot(spaces(encoders)), lambda: encoders, self.settings, search)
+                catalog = build_catalog(snapshot(spaces(encoders)), lambda: encoders, self.settings, search, examples)
         for missing in catalog.missing:
             logger.warning("%s", missing.note)
         self._catalog_cache = catalog
@@ -631,6 +636,7 @@ class SkillPilot:
             missing_vectors={m.encoder: m.skills for m in catalog.missing},
             orphan_vectors=self.store.orphan_vectors(),
             nearest_neighbours=catalog.nearest_neighbours,
+            examples=catalog.examples.skills,
         )
 
 

@@ -504,6 +504,11 @@ def stats(home: HomeOption = None, as_json: JsonOption = False) -> None:
     )
     out.print(f"Roots: {', '.join(data.roots) or '(none)'}", markup=False, soft_wrap=True)
     out.print(f"Embed provider: {data.embed_provider}", markup=False)
+    out.print(
+        f"Example requests: {data.examples} of {data.skills} skills"
+        + ("" if data.examples == data.skills else " (`skillpilot enrich` writes the rest)"),
+        markup=False,
+    )
     out.print(f"Index: {data.index_path}", markup=False, soft_wrap=True)
     out.print(f"Model cache: {data.model_cache}", markup=False, soft_wrap=True)
     for encoder, count in data.missing_vectors.items():
