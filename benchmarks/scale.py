@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import resource
 import subprocess
@@ -45,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from skillpilot.bench.report import machine
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent.parent / "shared" / "bench"
@@ -218,8 +219,7 @@ def main() -> None:
         "rss_after_load_mib",
     )
     report = {
-        "machine": platform.platform(),
-        "cpus": os.cpu_count(),
+        "machine": machine(),
         "rows": rows,
         "growth_exponent": {m: fit(rows, m) for m in metrics},
     }

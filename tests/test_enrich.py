@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from skillpilot import SkillPilot
-from skillpilot.bench.claude_code import Recorded, scripted_api, text_reply
 from skillpilot.config import load_settings
 from skillpilot.enrich.prompt import MAX_REQUEST_CHARS
 from skillpilot.examples import EXAMPLES_FILE, ExampleStore, read_examples_file
@@ -27,6 +26,7 @@ from skillpilot.watch import IndexWatcher
 from .cli_util import run_cli
 from .conftest import REPO, write_skill
 from .enrich_util import answer, requests_for, skills_in, write_catalog
+from .harness.claude_code import Recorded, scripted_api, text_reply
 from .harness.scripted_llm import Failure, LlmRequest, scripted_llm
 
 KEY = "sk-test-SECRET-0123456789"

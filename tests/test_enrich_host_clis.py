@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from skillpilot.bench.claude_code import Recorded, scripted_api, text_reply
 from skillpilot.examples import EXAMPLES_FILE, ExampleStore
 
 from .claude_code_util import claude_binary
 from .cli_util import run_cli
 from .enrich_util import answer, requests_for, write_catalog
+from .harness.claude_code import Recorded, scripted_api, text_reply
 from .harness.scripted_llm import LlmRequest, scripted_llm
 from .host_cli_util import host_cli
 

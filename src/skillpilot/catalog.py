@@ -4,10 +4,11 @@ Input: a :class:`~skillpilot.index.Snapshot` (one read transaction: generation, 
 vectors of the configured encoders), the encoders, the settings and the home's example requests
 (:class:`~skillpilot.examples.ExampleStore`, when it has any). Output: a frozen
 :class:`Catalog`: the skills with their ids (catalog positions are the order of the snapshot),
-the fast-path matcher, the BM25 postings of the skills' text and, apart, of their example requests,
-one dense retriever per encoder that has vectors and one example retriever per encoder that has
-example vectors, the static multipliers (trust tier x unmet preconditions), the conflict groups, the
-authors' redirects (``skillpilot.redirects``, built on first use) and what is missing.
+the fast-path matcher, the retrievers every registered factory builds (``skillpilot.retrieve``:
+the BM25 postings, one dense retriever per encoder that has vectors, any plugin's), apart from
+them the BM25 postings of the skills' example requests and one example retriever per encoder that
+has example vectors, the static multipliers (trust tier x unmet preconditions), the conflict
+groups, the authors' redirects (``skillpilot.redirects``, built on first use) and what is missing.
 
 Guarantees: building a catalog never writes the index. A skill without vectors for an encoder
 (indexed keyword-only, or with another model) is embedding the indexer's job: that encoder's
@@ -31,7 +32,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,7 @@ from .index import ConflictGraph, Snapshot, VectorSearch, assign_ids
 from .index.builder import root_id, vector_space
 from .model import IndexedSkill
 from .redirects import Redirects
+from .retrieve import Embedded, Retriever, RetrieverSources, build_retrievers
 from .retrieve.ann import AnnRetriever
 from .retrieve.bm25 import BM25Index, BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
@@ -109,8 +111,8 @@ class Catalog:
     generation: int
     skills: tuple[IndexedSkill, ...]
     fast: FastMatcher | None
-    bm25: BM25Retriever | None
-    dense: tuple[DenseRetriever, ...]
+    # In the order their lists are fused (``retrieve.build_retrievers``).
+    retrievers: tuple[Retriever, ...]
     multipliers: np.ndarray
     unmet: tuple[tuple[str, ...], ...]
     conflicts: tuple[ConflictGroup, ...]
@@ -122,6 +124,16 @@ class Catalog:
     example_bm25: BM25Index | None = None
     # One per dense retriever whose encoder has example vectors (same order; none at ANN scale).
     example_retrievers: tuple[ExampleRetriever, ...] = ()
+
+    @cached_property
+    def bm25(self) -> BM25Retriever | None:
+        """The keyword retriever (its IDF weighs redirect cases, its list confirms a fast route)."""
+        return next((r for r in self.retrievers if isinstance(r, BM25Retriever)), None)
+
+    @cached_property
+    def dense(self) -> tuple[DenseRetriever, ...]:
+        """The encoders' retrievers, in the configured order (feedback matches by their vectors)."""
+        return tuple(r for r in self.retrievers if isinstance(r, DenseRetriever))
 
     @cached_property
     def described(self) -> BM25Index:
@@ -183,36 +195,24 @@ def build_catalog(
     sets = example_sets(skills, examples)
     requests = tuple(sets[s.skill.content_hash].requests if s.skill.content_hash in sets else () for s in skills)
     made_by = tuple(sets[s.skill.content_hash].model if s.skill.content_hash in sets else "" for s in skills)
-    keyword = settings.enable_keyword
-    fast = FastMatcher(skills) if keyword else None
-    bm25 = BM25Retriever(skills) if keyword else None
-    example_bm25 = BM25Index(example_terms(requests)) if keyword and any(requests) else None
+    fast = FastMatcher(skills) if settings.enable_keyword else None
+    example_bm25 = BM25Index(example_terms(requests)) if settings.enable_keyword and any(requests) else None
     vocabulary = Vocabularies(skills)
-    loaded = encoders()
-    dense: list[DenseRetriever] = []
-    # Each used encoder's per-skill vectors, read for conflict groups only if the index stores none.
-    read: list[tuple[int, list[np.ndarray]]] = []
     missing: list[MissingVectors] = []
-    for encoder, space in zip(loaded, spaces(loaded), strict=True):
-        if search is not None:
-            keys = [(s.skill.root, s.key) for s in skills]
-            lacking = len(set(keys) - search.vector_keys(space))
-            if lacking:
-                missing.append(MissingVectors(encoder.name, lacking, len(skills)))
-            if lacking < len(skills):
-                dense.append(AnnRetriever(encoder, space, search, keys))
-            continue
-        stored = snapshot.vectors.get(space, {})
-        empty = np.zeros((0, encoder.dim), dtype=np.float32)
-        vectors = [stored.get((s.skill.root, s.key), empty) for s in skills]
-        lacking = sum(1 for v in vectors if not len(v))
-        if lacking:
-            missing.append(MissingVectors(encoder.name, lacking, len(skills)))
-            if lacking == len(skills):
-                continue
-        dense.append(DenseRetriever(encoder, vectors))
-        read.append((encoder.dim, vectors))
-    example_retrievers = _example_retrievers(dense, skills, sets, examples) if search is None else ()
+
+    @cache
+    def embedded() -> tuple[list[Encoder], tuple[Embedded, ...]]:
+        # Asked by the first factory that needs vectors, so the keyword parts build while the
+        # models load; reported in ``missing`` once.
+        loaded = list(encoders())
+        found = _embedded(snapshot, loaded, skills, search, missing)
+        return loaded, found
+
+    retrievers = build_retrievers(RetrieverSources(tuple(skills), settings, lambda: embedded()[1]))
+    loaded, found = embedded()
+    # Each used encoder's per-skill vectors, read for conflict groups only if the index stores none.
+    read = [(e.encoder.dim, e.vectors) for e in found if e.search is None]
+    example_retrievers = _example_retrievers(found, skills, sets, examples)
     conflicts = _conflict_groups(
         snapshot.conflicts,
         skills,
@@ -231,8 +231,7 @@ def build_catalog(
         generation=snapshot.generation,
         skills=tuple(skills),
         fast=fast,
-        bm25=bm25,
-        dense=tuple(dense),
+        retrievers=tuple(retrievers),
         multipliers=multipliers,
         unmet=unmet,
         conflicts=tuple(conflicts),
@@ -261,24 +260,58 @@ def example_terms(requests: Sequence[Sequence[str]]) -> list[list[str]]:
 
 
 def _example_retrievers(
-    dense: Sequence[DenseRetriever],
+    embedded: Sequence[Embedded],
     skills: Sequence[IndexedSkill],
     sets: Mapping[str, ExampleSet],
     store: ExampleStore | None,
 ) -> tuple[ExampleRetriever, ...]:
-    """One example retriever per dense retriever whose encoder has vectors of some skill's
-    examples (a set not embedded yet counts by its words only until ``index`` embeds it)."""
+    """One example retriever per encoder with vectors in memory that has vectors of some skill's
+    examples (a set not embedded yet counts by its words only until ``index`` embeds it; none
+    above ``index.annAbove``, where the store searches the vectors)."""
     if store is None or not sets:
         return ()
     retrievers = []
-    for retriever in dense:
-        encoder = retriever.encoder
+    for found in embedded:
+        if found.search is not None:
+            continue
+        encoder = found.encoder
         stored = store.vectors(encoder.name, sets.values())
         empty = np.zeros((0, encoder.dim), dtype=np.float32)
         vectors = [stored.get(s.skill.content_hash, empty) for s in skills]
         if any(len(v) for v in vectors):
             retrievers.append(ExampleRetriever(encoder, vectors))
     return tuple(retrievers)
+
+
+def _embedded(
+    snapshot: Snapshot,
+    encoders: Sequence[Encoder],
+    skills: Sequence[IndexedSkill],
+    search: VectorSearch | None,
+    missing: list[MissingVectors],
+) -> tuple[Embedded, ...]:
+    """Each encoder's vectors of ``skills`` (from the snapshot, or searched by the store), leaving
+    out an encoder that has none; every skill without vectors is noted in ``missing``."""
+    found: list[Embedded] = []
+    for encoder, space in zip(encoders, spaces(encoders), strict=True):
+        if search is not None:
+            keys = tuple((s.skill.root, s.key) for s in skills)
+            lacking = len(set(keys) - search.vector_keys(space))
+            if lacking:
+                missing.append(MissingVectors(encoder.name, lacking, len(skills)))
+            if lacking < len(skills):
+                found.append(Embedded(encoder, space, search=search, keys=keys))
+            continue
+        stored = snapshot.vectors.get(space, {})
+        empty = np.zeros((0, encoder.dim), dtype=np.float32)
+        vectors = tuple(stored.get((s.skill.root, s.key), empty) for s in skills)
+        lacking = sum(1 for v in vectors if not len(v))
+        if lacking:
+            missing.append(MissingVectors(encoder.name, lacking, len(skills)))
+            if lacking == len(skills):
+                continue
+        found.append(Embedded(encoder, space, vectors))
+    return tuple(found)
 
 
 def _descriptions(dim: int, vectors: Sequence[np.ndarray]) -> np.ndarray:

@@ -82,7 +82,8 @@ def signals_at(candidates: Sequence[Candidate], positions: Sequence[int]) -> lis
         rival = best_other.at(position, me.score - 1.0)
         dense_names = [retriever for retriever in me.raw if retriever.is_dense and not retriever.part]
         example_names = [retriever for retriever in me.raw if retriever.is_dense and retriever.part]
-        dense_margins, example_margins = [], []
+        dense_margins: list[float] = []
+        example_margins: list[float] = []
         for name in dense_names + example_names:
             if name not in columns:
                 columns[name] = _BestOther([c.raw[name] for c in candidates])

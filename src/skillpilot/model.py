@@ -5,8 +5,8 @@ Pipeline and the type each stage produces:
     skills/      -> Skill            (one SKILL.md folder, catalog tool or ontoskill.ttl skill, as written)
     fingerprint  -> Fingerprint      (routing signals derived from a Skill, no model needed)
     index/       -> IndexedSkill     (Skill + Fingerprint + id, as stored)
-    retrieve/    -> Hit / FastHit    (a catalog position and a raw score, per RetrieverId;
-                                      the fast path's hits carry their Evidence)
+    retrieve/    -> score lists      (one raw score per catalog skill, per RetrieverId) and
+                    FastHit          (a skill the fast path found, with its Evidence)
     redirects    -> Redirection      (authors' "not for X, use Y" clauses that apply to one message)
     feedback     -> Adjustment       (learned ln-multipliers for one message, with their Matches)
     fuse         -> Candidate        (one skill in the race: fused score, per-retriever ranks)
@@ -48,9 +48,6 @@ class Requirements:
     env: tuple[str, ...] = ()
     bins: tuple[str, ...] = ()
     os: tuple[str, ...] = ()
-
-    def is_empty(self) -> bool:
-        return not (self.env or self.bins or self.os)
 
 
 @dataclass(frozen=True)
@@ -155,19 +152,20 @@ class IndexReport:
     warnings: tuple[str, ...] = ()
 
 
-RetrieverKind = Literal["fast", "bm25", "dense"]
 # What text of a skill a retriever scores: the author's ("") or the skill's example requests.
 RetrieverPart = Literal["", "examples"]
 
 
 @dataclass(frozen=True)
 class RetrieverId:
-    """Which retriever produced a score list: its kind, for a dense one its model, and which
-    text of the skills it reads (``part``: the author's, or their example requests). Shown as
-    ``fast``, ``bm25``, ``dense:<model>``, ``examples:bm25`` or ``examples:dense:<model>``
-    (``str``), the label traces and weights use."""
+    """Which retriever produced a score list: its kind, for one of several of a kind (a dense one
+    per model) which, and which text of the skills it reads (``part``: the author's, or their
+    example requests). Shown as ``fast``, ``bm25``, ``dense:<model>``, ``examples:bm25``,
+    ``examples:dense:<model>`` or a plugin's own (``str``), the label traces and fusion weights
+    use. The kind says how fusion reads the list (``skillpilot.retrieve``): ``dense`` lists are
+    graded, any other kind's hold matches."""
 
-    kind: RetrieverKind
+    kind: str
     model: str = ""
     part: RetrieverPart = ""
 
@@ -200,14 +198,6 @@ def dense_id(model: str) -> RetrieverId:
 def examples_id(model: str) -> RetrieverId:
     """The example retriever of encoder ``model``: its vectors of the skills' example requests."""
     return RetrieverId("dense", model, "examples")
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One retriever's opinion of one catalog entry: position in the catalog and raw score."""
-
-    index: int
-    score: float
 
 
 EvidenceKind = Literal["trigger", "name", "prefer_when"]
