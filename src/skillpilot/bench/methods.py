@@ -246,12 +246,16 @@ class SemanticRouterMethod:
     name = "semantic-router"
 
     def __init__(
-        self, encoders: Sequence[Encoder], encoder_spec: str, seed: int, examples: dict[str, tuple[str, ...]]
+        self,
+        encoders: Sequence[Encoder],
+        encoder_spec: str,
+        seed: int,
+        examples: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self._encoders = list(encoders)
         self._spec = encoder_spec
         self._seed = seed
-        self._examples = examples
+        self._examples = dict(examples or {})
         self._router: Any = None
         self._fold: dict[str, int] = {}
         # One calibrator per fold (fitted on the other folds); None when a fold's training

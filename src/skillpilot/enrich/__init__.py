@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import EnrichError
 from ..examples import ExampleSet, ExampleStore, own_requests
 from ..model import IndexedSkill
-from .prompt import PROMPT_VERSION, Plan, Verdict, batch_prompt, read_answer, system_prompt
+from .prompt import PROMPT_VERSION, RequestPlan, Verdict, batch_prompt, read_answer, system_prompt
 from .writers import ExampleWriter
 
 log = logging.getLogger(__name__)
@@ -66,8 +66,8 @@ class EnrichOptions:
     force: bool = False
 
     @property
-    def plan(self) -> Plan:
-        return Plan.of(self.languages, self.per_skill)
+    def plan(self) -> RequestPlan:
+        return RequestPlan.of(self.languages, self.per_skill)
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class EnrichReport:
     private; ``had_examples``: skills that needed none; ``stopped``: why the run ended early."""
 
     writer: str
-    plan: Plan
+    plan: RequestPlan
     system: str
     batches: tuple[Batch, ...]
     dry_run: bool = False

@@ -1,6 +1,6 @@
 """The words sent to an LLM for a batch of skills, and what its answer must look like.
 
-Input: skills (name, description, the start of the body) and a :class:`Plan` (how many requests
+Input: skills (name, description, the start of the body) and a :class:`RequestPlan` (how many requests
 in which languages). Output: :func:`system_prompt` and :func:`batch_prompt` (the exact text
 sent; ``enrich --dry-run`` prints it) and, for an answer, :func:`read_answer`: per skill either
 its requests or the reason they were turned down.
@@ -95,7 +95,7 @@ _INSTRUCTION = re.compile(
 
 
 @dataclass(frozen=True)
-class Plan:
+class RequestPlan:
     """How many requests to ask for, per language code, for every skill."""
 
     counts: tuple[tuple[str, int], ...]
@@ -105,7 +105,7 @@ class Plan:
         return sum(count for _, count in self.counts)
 
     @classmethod
-    def of(cls, languages: Sequence[str], per_skill: int) -> Plan:
+    def of(cls, languages: Sequence[str], per_skill: int) -> RequestPlan:
         """``per_skill`` requests over ``languages``: one in each language but English, the rest
         in English (at least two); without English, spread evenly."""
         languages = list(dict.fromkeys(code.strip().lower() for code in languages if code.strip())) or ["en"]
@@ -151,7 +151,7 @@ def skill_text(skill: Skill) -> str:
     return _TAG.sub("", "\n".join(parts))
 
 
-def batch_prompt(skills: Sequence[Skill], plan: Plan) -> str:
+def batch_prompt(skills: Sequence[Skill], plan: RequestPlan) -> str:
     """The user message for one batch: the rules, then each skill as ``<skill id="sN">``."""
     lines = [
         f"Write {plan.total} example user requests for each skill below.",
@@ -216,7 +216,7 @@ def answer_object(text: str) -> Mapping[str, object] | None:
     return None
 
 
-def read_answer(text: str, count: int, plan: Plan) -> list[Verdict]:
+def read_answer(text: str, count: int, plan: RequestPlan) -> list[Verdict]:
     """The verdict on each of a batch's ``count`` skills (in prompt order) for answer ``text``."""
     data = answer_object(text)
     if data is None:
@@ -224,7 +224,7 @@ def read_answer(text: str, count: int, plan: Plan) -> list[Verdict]:
     return [check_requests(data.get(skill_id), plan) for skill_id in skill_ids(count)]
 
 
-def check_requests(value: object, plan: Plan) -> Verdict:
+def check_requests(value: object, plan: RequestPlan) -> Verdict:
     """One skill's requests as the answer gave them, checked (see the module docstring)."""
     if value is None:
         return Verdict(reason="the answer has no requests for this skill")
