@@ -299,9 +299,8 @@ def index(
     _print_index_report(report, as_json)
     if pilot.settings.enrich_on_index:
         # Example requests for new and changed skills (enrich.onIndex); the watcher never does this.
-        from .enrich_cmd import enrich_after_index
-
-        enrich_after_index(pilot, quiet=as_json)
+        # Loaded as the command modules are (``_load_commands``): enrich_cmd builds on this module.
+        importlib.import_module(".enrich_cmd", __name__).enrich_after_index(pilot, quiet=as_json)
 
 
 @app.command()

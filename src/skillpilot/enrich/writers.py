@@ -51,10 +51,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..config import Settings
 from ..errors import EnrichError
+
+if TYPE_CHECKING:  # config checks writer names against this registry: no import back
+    from ..config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +99,7 @@ class ExampleWriter(Protocol):
     def write(self, system: str, prompt: str, timeout: float) -> Completion: ...
 
 
-WriterFactory = Callable[[Settings], ExampleWriter]
+WriterFactory = Callable[["Settings"], ExampleWriter]
 _REGISTRY: dict[str, WriterFactory] = {}
 _LOCK = threading.Lock()
 _plugins_loaded = False
