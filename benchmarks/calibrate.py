@@ -2,19 +2,25 @@
 
     python benchmarks/calibrate.py [--write]
 
-Runs the library's own retrievers over the shared development suites (real skills + their
-dev queries, and the conflict suite), then:
+Runs the library's own retrievers over the shared development suites (the real skills with both
+dev query files, real-dev and real-dev2, and the conflict suite) twice for the real skills: on
+the catalog as it is, and with the recorded example requests (``intents/skills-llm.json``, an
+LLM's ``skillpilot enrich`` output) imported, so that one calibration serves catalogs with and
+without examples (a query's two rankings always fall in the same fold). Then:
 
 1. fits the fusion weights (one per retriever) by listwise softmax regression: maximise the
    probability mass the weighted z-score fusion puts on an expected skill;
 2. fits the confidence (Platt scaling: logistic regression of "top candidate is right" on
    ``decide.CONFIDENCE_FEATURES``) on *out-of-fold* rankings, out-of-scope queries counting as
    "wrong", so the confidence is calibrated for rankings it has not been fitted on;
-3. reports, 5-fold cross-validated, per suite and over both at the default thresholds: hit@1
-   (and on paraphrases), top-5, the share of in-scope queries that get a ``hard`` decision and
-   its precision, in-scope and out-of-scope pass-through, how often a soft decision's shortlist
-   (the top skill and runners-up scoring >= ``decide.SHORTLIST_SCORE``, three at most) holds
-   the right skill, and the expected calibration error (ECE, 10 bins).
+3. reports, 5-fold cross-validated, per suite (``real``, ``real2``, each also ``+examples``, and
+   ``conflicts``) and over all at the default thresholds: hit@1 (and on paraphrases, and on
+   Japanese and Chinese messages), top-5, the share of in-scope queries that get a ``hard``
+   decision and its precision, in-scope and out-of-scope pass-through, how often a soft
+   decision's shortlist (the top skill and runners-up scoring >= ``decide.SHORTLIST_SCORE``,
+   three at most) holds the right skill, the expected calibration error (ECE, 10 bins), and the
+   trade-off curve: hard coverage and precision, and out-of-scope pass-through, at other
+   thresholds.
 
 ``--write`` ships the weights fitted on all queries in ``src/skillpilot/calibration.json``, the
 report in ``benchmarks/results/calibration.json`` and the reliability diagram (out-of-fold
@@ -42,8 +48,15 @@ REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO.parent / "shared" / "bench"
 SUITES = {
     "real": (BENCH / "skills", BENCH / "queries" / "real-dev.jsonl"),
+    "real2": (BENCH / "skills", BENCH / "queries" / "real-dev2.jsonl"),
     "conflicts": (BENCH / "conflicts", BENCH / "conflicts" / "queries.jsonl"),
 }
+# Example requests an LLM wrote for each bench skill from its SKILL.md alone (a fixture: the
+# recorded output of `skillpilot enrich`); its catalog's suites are also run with them imported.
+EXAMPLES = {BENCH / "skills": BENCH / "intents" / "skills-llm.json"}
+WITH_EXAMPLES = "+examples"
+CURVE_HARD = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+CURVE_SOFT = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 FOLDS = 5
 SEED = 20261130
 L2 = 1e-2
@@ -62,26 +75,44 @@ class Example:
     lists: Mapping[RetrieverId, np.ndarray]
     multipliers: np.ndarray
     labels: np.ndarray  # 1.0 where the skill is expected
+    # The query's file and id: its rankings with and without examples share a fold.
+    qid: str = ""
 
 
 def collect(home: Path) -> list[Example]:
     examples = []
-    for suite, (skills, queries) in SUITES.items():
-        pilot = SkillPilot(home=home / suite, preconditions=False)
-        pilot.index([skills], replace=True)
-        keys = [s.key for s in pilot.skills()]
-        for line in queries.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            query = json.loads(line)
-            # The skills' redirects move multipliers as routing does (judged on the shipped fusion
-            # weights' ranking, which only decides whether the redirecting skill was in the running).
-            ranking = pilot.ranking(str(query["query"]))
-            multipliers = ranking.multipliers
-            expected = set(query["expected"])  # type: ignore[call-overload]
-            labels = np.array([k in expected for k in keys], dtype=float)
-            examples.append(Example(suite, query, keys, ranking.lists, multipliers, labels))
+    catalogs: dict[Path, list[str]] = {}
+    for suite, (skills, _) in SUITES.items():
+        catalogs.setdefault(skills, []).append(suite)
+    for skills, suites in catalogs.items():
+        fixture = EXAMPLES.get(skills)
+        for variant in ("", WITH_EXAMPLES) if fixture else ("",):
+            pilot = SkillPilot(home=home / (skills.name + variant), preconditions=False, log_enabled=False)
+            pilot.index([skills], replace=True)
+            if variant and fixture is not None and not pilot.example_sets():
+                pilot.import_examples(fixture)
+            keys = [s.key for s in pilot.skills()]
+            for suite in suites:
+                examples += _examples(pilot, keys, suite, variant)
+            pilot.close()
     return examples
+
+
+def _examples(pilot: SkillPilot, keys: list[str], suite: str, variant: str) -> list[Example]:
+    found = []
+    for line in SUITES[suite][1].read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        query = json.loads(line)
+        # The skills' redirects move multipliers as routing does (judged on the shipped fusion
+        # weights' ranking, which only decides whether the redirecting skill was in the running).
+        ranking = pilot.ranking(str(query["query"]))
+        multipliers = ranking.multipliers
+        expected = set(query["expected"])
+        labels = np.array([k in expected for k in keys], dtype=float)
+        qid = f"{suite}:{query['id']}"
+        found.append(Example(suite + variant, query, keys, ranking.lists, multipliers, labels, qid))
+    return found
 
 
 def _design(example: Example, names: list[RetrieverId]) -> np.ndarray:
@@ -92,16 +123,24 @@ def _design(example: Example, names: list[RetrieverId]) -> np.ndarray:
 
 def fit_fusion(examples: list[Example], names: list[RetrieverId]) -> dict[str, float]:
     """Listwise softmax regression (gradient descent, L2) over in-scope examples."""
-    data = [(_design(e, names), e.labels / e.labels.sum()) for e in examples if e.labels.any()]
+    # The in-scope examples stacked by catalog size: one product per size and step.
+    by_size: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    for e in examples:
+        if e.labels.any():
+            designs, targets = by_size.setdefault(len(e.keys), ([], []))
+            designs.append(_design(e, names))
+            targets.append(e.labels / e.labels.sum())
+    data = [(np.stack(designs), np.stack(targets)) for designs, targets in by_size.values()]
+    count = sum(len(targets) for _, targets in data)
     weights = np.zeros(len(names))
     for _ in range(600):
         grad = np.zeros_like(weights)
         for x, target in data:
             s = x @ weights
-            p = np.exp(s - s.max())
-            p /= p.sum()
-            grad += x.T @ (p - target)
-        weights -= 0.5 * (grad / len(data) + L2 * weights)
+            p = np.exp(s - s.max(axis=1, keepdims=True))
+            p /= p.sum(axis=1, keepdims=True)
+            grad += np.einsum("nsk,ns->k", x, p - target)
+        weights -= 0.5 * (grad / count + L2 * weights)
     return {str(n): float(w) for n, w in zip(names, weights, strict=True)}
 
 
@@ -153,8 +192,12 @@ def ranked(example: Example, weights: Mapping[str, float]) -> Ranked:
 
 
 def folds(examples: list[Example]) -> list[np.ndarray]:
-    order = np.random.default_rng(SEED).permutation(len(examples))
-    return np.array_split(order, FOLDS)
+    """The examples of each fold; a query's rankings with and without examples in the same one."""
+    queries = sorted({e.qid for e in examples})
+    order = np.random.default_rng(SEED).permutation(len(queries))
+    fold_of = {queries[i]: n % FOLDS for n, i in enumerate(order)}
+    of = np.array([fold_of[e.qid] for e in examples])
+    return [np.flatnonzero(of == fold) for fold in range(FOLDS)]
 
 
 def _probability(bias: float, coef: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -167,7 +210,8 @@ def cross_validate(examples: list[Example], names: list[RetrieverId]) -> tuple[d
     parts = folds(examples)
     out_of_fold: list[Ranked | None] = [None] * len(examples)
     for held in parts:
-        train = [examples[i] for i in range(len(examples)) if i not in set(held)]
+        held_out = set(held.tolist())
+        train = [examples[i] for i in range(len(examples)) if i not in held_out]
         weights = fit_fusion(train, names)
         for i in held:
             out_of_fold[i] = ranked(examples[i], weights)
@@ -230,6 +274,7 @@ def quality(examples: list[Example], outcomes: Outcomes, mask: np.ndarray) -> di
     in_scope = np.array([e.labels.any() for e in examples]) & mask
     out_of_scope = mask & ~in_scope
     paraphrase = in_scope & np.array([e.query.get("kind") == "paraphrase" for e in examples])
+    cjk = in_scope & np.array([e.query.get("lang") in ("ja", "zh") for e in examples])
     decisions = np.array([decide(float(v), HARD, SOFT) for v in p])
     hard = (decisions == "hard") & in_scope
     soft = np.flatnonzero((decisions == "soft") & in_scope)
@@ -237,6 +282,7 @@ def quality(examples: list[Example], outcomes: Outcomes, mask: np.ndarray) -> di
     return {
         "hit@1": _share(right, in_scope),
         "hit@1_paraphrase": _share(right, paraphrase) if paraphrase.any() else None,
+        "hit@1_ja_zh": _share(right, cjk) if cjk.any() else None,
         "top5": _share(top5, in_scope),
         "in_scope": int(in_scope.sum()),
         "hard_coverage": _share(hard, in_scope),
@@ -248,6 +294,17 @@ def quality(examples: list[Example], outcomes: Outcomes, mask: np.ndarray) -> di
             float(np.mean([outcomes.within(i, outcomes.shortlist(i)) for i in soft])) if len(soft) else 0.0, 4
         ),
         "soft_shortlist_size": round(float(np.mean([outcomes.shortlist(i) for i in soft])) if len(soft) else 0.0, 2),
+        # Other thresholds: hard coverage and precision, and out-of-scope pass-through.
+        "curve": {
+            "hard": {
+                str(t): [_share(p >= t, in_scope), round(float(right[in_scope & (p >= t)].mean()), 4)]
+                for t in CURVE_HARD
+                if (in_scope & (p >= t)).any()
+            },
+            "out_of_scope_passthrough": {str(t): _share(p < t, out_of_scope) for t in CURVE_SOFT}
+            if out_of_scope.any()
+            else {},
+        },
     }
 
 
@@ -311,8 +368,12 @@ def main() -> None:
     cv, outcomes = cross_validate(examples, names)
     print(json.dumps({"cross_validated": cv}, indent=2))
     weights = fit_fusion(examples, names)
-    dense = [w for n, w in weights.items() if n.startswith("dense:")]
-    weights["dense:*"] = float(np.mean(dense)) if dense else 0.0
+    # A model without a fitted weight shares its kind's mean (``dense:*``, ``examples:dense:*``).
+    shared: dict[str, list[float]] = {}
+    for name in names:
+        if name.shared_label is not None:
+            shared.setdefault(name.shared_label, []).append(weights[str(name)])
+    weights.update({label: float(np.mean(values)) for label, values in shared.items()})
     fitted = [ranked(e, weights) for e in examples]
     x = np.array([r.features for r in fitted])
     y = np.array([r.right for r in fitted], dtype=float)
@@ -321,8 +382,9 @@ def main() -> None:
         fusion_weights={n: round(w, 4) for n, w in weights.items()},
         bias=round(bias, 4),
         weights={f: round(float(c), 4) for f, c in zip(CONFIDENCE_FEATURES, coef, strict=True)},
-        fitted_on=f"{', '.join(str(q.relative_to(BENCH.parent)) for _, q in SUITES.values())} "
-        f"({len(examples)} queries); benchmarks/calibrate.py",
+        fitted_on=f"{', '.join(str(q.relative_to(BENCH.parent)) for _, q in SUITES.values())}, the first two "
+        f"also with {', '.join(str(f.relative_to(BENCH.parent)) for f in EXAMPLES.values())} imported "
+        f"({len(examples)} rankings); benchmarks/calibrate.py",
     )
     print(json.dumps(calibration.to_dict(), indent=2))
     if args.write:

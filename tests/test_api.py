@@ -19,9 +19,11 @@ def test_public_api_is_pinned() -> None:
         "Adjustment",
         "Alternative",
         "AppliedRedirect",
+        "Batch",
         "BenchError",
         "Calibration",
         "Candidate",
+        "Completion",
         "ConfigError",
         "ConflictGraph",
         "ConflictGroup",
@@ -29,12 +31,18 @@ def test_public_api_is_pinned() -> None:
         "Embedded",
         "Encoder",
         "EncoderError",
+        "EnrichError",
+        "EnrichReport",
         "Evidence",
+        "ExampleSet",
+        "ExampleStore",
+        "ExampleWriter",
         "FastHit",
         "FeedbackError",
         "FeedbackNotFoundError",
         "FeedbackStats",
         "Fingerprint",
+        "ImportReport",
         "IndexChanges",
         "IndexReport",
         "IndexedSkill",
@@ -51,6 +59,7 @@ def test_public_api_is_pinned() -> None:
         "Redirect",
         "Redirection",
         "RegistryError",
+        "RequestPlan",
         "Requirements",
         "Retriever",
         "RetrieverId",
@@ -99,7 +108,7 @@ def test_every_error_is_exported() -> None:
         for name, value in vars(skillpilot.errors).items()
         if isinstance(value, type) and issubclass(value, Exception) and value.__module__ == "skillpilot.errors"
     )
-    assert len(errors) == 14
+    assert len(errors) == 15
     assert [e for e in errors if e not in skillpilot.__all__] == []
 
 

@@ -28,7 +28,7 @@ from .conftest import write_skill  # noqa: E402
 from .surfaces_util import SKILL_COUNT, indexed  # noqa: E402
 
 SEARCH_KEYS = {"skill_id", "qualified_id", "score", "matched_by", "intents", "aliases", "trust_tier"}
-TOOLS = {"route", "ontoskill", "find_skill", "omni_retrieve", "lint_skill"}
+TOOLS = {"route", "ontoskill", "find_skill", "omni_retrieve", "lint_skill", "feedback"}
 TRIPLES = "subject,predicate,object,subject_type,object_type\n张三,参与,项目A,人物,项目\n李四,参与,项目A,人物,项目\n"
 
 

@@ -15,11 +15,15 @@ from .config import Settings, load_settings
 from .conflicts import ConflictGroup
 from .decide import Calibration
 from .encoders import Encoder, register_encoder
+from .enrich import Batch, EnrichReport
+from .enrich.prompt import RequestPlan
+from .enrich.writers import Completion, ExampleWriter
 from .errors import (
     BenchError,
     ConfigError,
     DocumentError,
     EncoderError,
+    EnrichError,
     FeedbackError,
     FeedbackNotFoundError,
     MissingExtraError,
@@ -31,6 +35,7 @@ from .errors import (
     SourceUnavailableError,
     StoreError,
 )
+from .examples import ExampleSet, ExampleStore, ImportReport
 from .feedback import FeedbackStats, Signal
 from .fuse import Race
 from .index import (
@@ -79,9 +84,11 @@ __all__ = [
     "Adjustment",
     "Alternative",
     "AppliedRedirect",
+    "Batch",
     "BenchError",
     "Calibration",
     "Candidate",
+    "Completion",
     "ConfigError",
     "ConflictGraph",
     "ConflictGroup",
@@ -89,12 +96,18 @@ __all__ = [
     "Embedded",
     "Encoder",
     "EncoderError",
+    "EnrichError",
+    "EnrichReport",
     "Evidence",
+    "ExampleSet",
+    "ExampleStore",
+    "ExampleWriter",
     "FastHit",
     "FeedbackError",
     "FeedbackNotFoundError",
     "FeedbackStats",
     "Fingerprint",
+    "ImportReport",
     "IndexChanges",
     "IndexReport",
     "IndexedSkill",
@@ -111,6 +124,7 @@ __all__ = [
     "Redirect",
     "Redirection",
     "RegistryError",
+    "RequestPlan",
     "Requirements",
     "Retriever",
     "RetrieverId",

@@ -1,12 +1,14 @@
 """The catalog: one store snapshot in, everything routing holds in memory out.
 
 Input: a :class:`~skillpilot.index.Snapshot` (one read transaction: generation, skills, the
-vectors of the configured encoders), the encoders and the settings. Output: a frozen
+vectors of the configured encoders), the encoders, the settings and the home's example requests
+(:class:`~skillpilot.examples.ExampleStore`, when it has any). Output: a frozen
 :class:`Catalog`: the skills with their ids (catalog positions are the order of the snapshot),
 the fast-path matcher, the retrievers every registered factory builds (``skillpilot.retrieve``:
-the BM25 postings, one dense retriever per encoder that has vectors, any plugin's), the
-static multipliers (trust tier x unmet preconditions), the conflict groups, the authors'
-redirects (``skillpilot.redirects``, built on first use) and what is missing.
+the BM25 postings, one dense retriever per encoder that has vectors, any plugin's), apart from
+them the BM25 postings of the skills' example requests and one example retriever per encoder that
+has example vectors, the static multipliers (trust tier x unmet preconditions), the conflict
+groups, the authors' redirects (``skillpilot.redirects``, built on first use) and what is missing.
 
 Guarantees: building a catalog never writes the index. A skill without vectors for an encoder
 (indexed keyword-only, or with another model) is embedding the indexer's job: that encoder's
@@ -38,6 +40,7 @@ import numpy as np
 from .config import Settings
 from .conflicts import ConflictGroup, Vocabularies, conflict_config, detect_conflicts, group_of, groups_from
 from .encoders import Encoder
+from .examples import ExampleSet, ExampleStore, example_sets
 from .fingerprint import unmet_preconditions
 from .index import ConflictGraph, Snapshot, VectorSearch, assign_ids
 from .index.builder import root_id, vector_space
@@ -47,8 +50,10 @@ from .retrieve import Embedded, Retriever, RetrieverSources, build_retrievers
 from .retrieve.ann import AnnRetriever
 from .retrieve.bm25 import BM25Index, BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
+from .retrieve.examples import ExampleRetriever
 from .retrieve.fast import FastMatcher
 from .retrieve.keywords import described_terms
+from .text import tokenize
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +89,22 @@ class MissingVectors:
 
 
 @dataclass(frozen=True)
+class CatalogExamples:
+    """The example requests of a catalog's skills (catalog order; ``()`` for a skill without),
+    what made each set (``""`` for none), and the generation of the examples store they were
+    read at (-1: no store)."""
+
+    requests: tuple[tuple[str, ...], ...] = ()
+    made_by: tuple[str, ...] = ()
+    generation: int = -1
+
+    @property
+    def skills(self) -> int:
+        """How many skills have examples."""
+        return sum(1 for r in self.requests if r)
+
+
+@dataclass(frozen=True)
 class Catalog:
     """Everything routing needs in memory, built from one store snapshot."""
 
@@ -98,6 +119,11 @@ class Catalog:
     conflict_of: Mapping[int, ConflictGroup]
     vocabulary: Vocabularies
     missing: tuple[MissingVectors, ...] = ()
+    examples: CatalogExamples = CatalogExamples()
+    # Keywords of the skills' example requests, a field scored on its own (None: no examples).
+    example_bm25: BM25Index | None = None
+    # One per dense retriever whose encoder has example vectors (same order; none at ANN scale).
+    example_retrievers: tuple[ExampleRetriever, ...] = ()
 
     @cached_property
     def bm25(self) -> BM25Retriever | None:
@@ -158,13 +184,19 @@ def build_catalog(
     encoders: Callable[[], Sequence[Encoder]],
     settings: Settings,
     search: VectorSearch | None = None,
+    examples: ExampleStore | None = None,
 ) -> Catalog:
     """The catalog of ``snapshot`` (see the module docstring). ``encoders`` is asked for the
     models only once the keyword parts are built, so they can be loading meanwhile. With
     ``search`` (the store, when the catalog is above ``index.annAbove``: ``snapshot`` then holds
-    no vectors) the dense retrievers search it."""
+    no vectors) the dense retrievers search it. ``examples``: the home's example requests."""
     skills = assign_ids(list(snapshot.skills))
+    generation = examples.generation() if examples is not None else -1
+    sets = example_sets(skills, examples)
+    requests = tuple(sets[s.skill.content_hash].requests if s.skill.content_hash in sets else () for s in skills)
+    made_by = tuple(sets[s.skill.content_hash].model if s.skill.content_hash in sets else "" for s in skills)
     fast = FastMatcher(skills) if settings.enable_keyword else None
+    example_bm25 = BM25Index(example_terms(requests)) if settings.enable_keyword and any(requests) else None
     vocabulary = Vocabularies(skills)
     missing: list[MissingVectors] = []
 
@@ -180,6 +212,7 @@ def build_catalog(
     loaded, found = embedded()
     # Each used encoder's per-skill vectors, read for conflict groups only if the index stores none.
     read = [(e.encoder.dim, e.vectors) for e in found if e.search is None]
+    example_retrievers = _example_retrievers(found, skills, sets, examples)
     conflicts = _conflict_groups(
         snapshot.conflicts,
         skills,
@@ -205,7 +238,49 @@ def build_catalog(
         conflict_of=group_of(conflicts),
         vocabulary=vocabulary,
         missing=tuple(missing),
+        examples=CatalogExamples(requests, made_by, generation),
+        example_bm25=example_bm25,
+        example_retrievers=example_retrievers,
     )
+
+
+def example_terms(requests: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Each skill's example requests as one BM25 document (empty for a skill without)."""
+    read: dict[str, list[str]] = {}
+    documents = []
+    for asked in requests:
+        terms: list[str] = []
+        for request in asked:
+            known = read.get(request)
+            if known is None:
+                known = read[request] = tokenize(request)
+            terms.extend(known)
+        documents.append(terms)
+    return documents
+
+
+def _example_retrievers(
+    embedded: Sequence[Embedded],
+    skills: Sequence[IndexedSkill],
+    sets: Mapping[str, ExampleSet],
+    store: ExampleStore | None,
+) -> tuple[ExampleRetriever, ...]:
+    """One example retriever per encoder with vectors in memory that has vectors of some skill's
+    examples (a set not embedded yet counts by its words only until ``index`` embeds it; none
+    above ``index.annAbove``, where the store searches the vectors)."""
+    if store is None or not sets:
+        return ()
+    retrievers = []
+    for found in embedded:
+        if found.search is not None:
+            continue
+        encoder = found.encoder
+        stored = store.vectors(encoder.name, sets.values())
+        empty = np.zeros((0, encoder.dim), dtype=np.float32)
+        vectors = [stored.get(s.skill.content_hash, empty) for s in skills]
+        if any(len(v) for v in vectors):
+            retrievers.append(ExampleRetriever(encoder, vectors))
+    return tuple(retrievers)
 
 
 def _embedded(

@@ -106,6 +106,38 @@ OPTIONS: tuple[Option, ...] = (
         "feedback_implicit",
         "learn from implicit signals (what the agent did after a route, sent by hooks) too (true/false)",
     ),
+    Option(
+        "enrich.with",
+        "enrich_with",
+        "the LLM `skillpilot enrich` writes example requests with: claude, gemini, codex, openai, anthropic",
+    ),
+    Option("enrich.model", "enrich_model", "the model it asks (empty: the CLI's or provider's default)"),
+    Option(
+        "enrich.baseUrl",
+        "enrich_base_url",
+        "openai / anthropic: the API base URL (empty: OpenAI's or Anthropic's; Ollama: http://localhost:11434/v1)",
+    ),
+    Option("enrich.command", "enrich_command", "claude / gemini / codex: the CLI's path (empty: found on PATH)"),
+    Option(
+        "enrich.languages",
+        "enrich_languages",
+        "languages to write requests in, as codes (empty: English plus those the skills are written in)",
+    ),
+    Option("enrich.perSkill", "enrich_per_skill", "example requests per skill (2-20)"),
+    Option("enrich.batchSize", "enrich_batch", "skills per LLM request (>= 1)"),
+    Option("enrich.concurrency", "enrich_concurrency", "LLM requests at once (>= 1)"),
+    Option("enrich.timeoutSeconds", "enrich_timeout", "seconds one LLM request may take (> 0)"),
+    Option("enrich.retries", "enrich_retries", "times a failed or unreadable LLM request is tried again (>= 0)"),
+    Option(
+        "enrich.tokenBudget",
+        "enrich_token_budget",
+        "tokens one enrich run may spend; it stops before a request would go over (0: no limit)",
+    ),
+    Option(
+        "enrich.onIndex",
+        "enrich_on_index",
+        "`skillpilot index` also writes examples for new and changed skills (true/false; the watcher never does)",
+    ),
     Option("log.enabled", "log_enabled", "append each route decision to log.sqlite in the home (true/false)"),
     Option(
         "log.queries",
@@ -219,6 +251,19 @@ class Settings:
     feedback_enabled: bool = True
     feedback_batch: int = 1
     feedback_implicit: bool = True
+    # Example requests (skillpilot.enrich): which LLM writes them, and how a run may spend it.
+    enrich_with: str = ""
+    enrich_model: str = ""
+    enrich_base_url: str = ""
+    enrich_command: str = ""
+    enrich_languages: tuple[str, ...] = ()
+    enrich_per_skill: int = 6
+    enrich_batch: int = 8
+    enrich_concurrency: int = 2
+    enrich_timeout: float = 180.0
+    enrich_retries: int = 2
+    enrich_token_budget: int = 300_000
+    enrich_on_index: bool = False
     log_enabled: bool = True
     log_queries: str = "text"
     log_max_rows: int = 100_000
@@ -362,6 +407,9 @@ def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
     self_preferring = sorted(k for k, v in settings.prefer.items() if k == v or not k or not v)
     # Plugins count too: the registry reads the installed entry points on this first lookup.
     encoders = sorted(ENCODERS.names())
+    from .enrich.writers import available_writers
+
+    writers = available_writers()
     checks = [
         ("hard_threshold", 0.0 <= settings.hard_threshold <= 1.0, "must be between 0 and 1"),
         (
@@ -385,6 +433,16 @@ def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
             )
         ),
         ("omni_retry", settings.omni_retry >= 0, "must be >= 0"),
+        (
+            "enrich_with",
+            not settings.enrich_with or settings.enrich_with in writers,
+            f"must be one of {', '.join(writers)} (or empty)",
+        ),
+        ("enrich_per_skill", 2 <= settings.enrich_per_skill <= 20, "must be between 2 and 20"),
+        *((name, getattr(settings, name) >= 1, "must be >= 1") for name in ("enrich_batch", "enrich_concurrency")),
+        ("enrich_timeout", settings.enrich_timeout > 0, "must be > 0 (seconds)"),
+        ("enrich_retries", settings.enrich_retries >= 0, "must be >= 0"),
+        ("enrich_token_budget", settings.enrich_token_budget >= 0, "must be >= 0 (tokens; 0: no limit)"),
         ("refresh_interval", settings.refresh_interval > 0, "must be > 0 (minutes)"),
         (
             "embed_provider",

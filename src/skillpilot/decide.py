@@ -3,14 +3,18 @@
 Input: a :class:`~skillpilot.rank.Ranking` and its catalog. Output: a :class:`Verdict`: the
 candidates in their final order (a conflict group's contest settled by
 :func:`~skillpilot.conflicts.resolve`), the confidence and its signals, the decision and the
-runners-up's scores. Two rules beside the calibration: a fast route's winner is at least
-``FAST_ROUTE_CONFIDENCE`` sure, and a message close to one the user routed themselves at least
-``FEEDBACK_ROUTE_CONFIDENCE`` times how close.
+runners-up's scores. Three rules beside the calibration: a fast route's winner is at least
+``FAST_ROUTE_CONFIDENCE`` sure, a message close to one the user routed themselves at least
+``FEEDBACK_ROUTE_CONFIDENCE`` times how close, and a message the user explicitly corrected goes
+to the skill they named, first and at least ``soft`` (``Adjustment.pinned``).
 
 The confidence is a logistic model (Platt scaling) over signals of a candidate: its fused score,
 its margin over the best other candidate, its raw dense cosine and BM25 score (absolute evidence:
 z-scores alone cannot tell "best of a bad lot" from "clearly this one"), how many retrievers rank
-it first and whether all of them do, its reciprocal-rank score, and its fast-path score. The
+it first and whether all of them do, its reciprocal-rank score, its fast-path score, and apart
+from the author text's cosine its closest example request's and that one's margin (a match on what
+users say is worth something else than one on what the skill does), and the keyword score of
+its example requests. The
 weights, and the fusion weights ``fuse`` uses, are fitted on the development queries by
 ``benchmarks/calibrate.py`` (cross-validated; the report is in
 ``benchmarks/results/calibration.json``) and shipped in ``calibration.json``, so 0.9 means "routes
@@ -33,7 +37,7 @@ from .catalog import Catalog
 from .conflicts import promoted, resolve
 from .feedback import bounded_confidence
 from .fuse import RRF_K
-from .model import BM25, FAST, Candidate, Decision, Method, Resolution, RetrieverId
+from .model import BM25, EXAMPLES_BM25, FAST, Candidate, Decision, Method, Resolution, RetrieverId
 from .rank import Ranking
 
 # An author-declared trigger phrase found in the message, with the keyword ranking agreeing,
@@ -50,6 +54,9 @@ CONFIDENCE_FEATURES = (
     "fast",
     "rrf",
     "unanimous",
+    "example",
+    "example_margin",
+    "example_bm25",
 )
 BM25_HALF_SCORE = 5.0
 ALTERNATIVES = 4
@@ -73,12 +80,15 @@ def signals_at(candidates: Sequence[Candidate], positions: Sequence[int]) -> lis
     for position in positions:
         me = candidates[position]
         rival = best_other.at(position, me.score - 1.0)
-        dense_names = [retriever for retriever in me.raw if retriever.is_dense]
-        dense_margins = []
-        for name in dense_names:
+        dense_names = [retriever for retriever in me.raw if retriever.is_dense and not retriever.part]
+        example_names = [retriever for retriever in me.raw if retriever.is_dense and retriever.part]
+        dense_margins: list[float] = []
+        example_margins: list[float] = []
+        for name in dense_names + example_names:
             if name not in columns:
                 columns[name] = _BestOther([c.raw[name] for c in candidates])
-            dense_margins.append(me.raw[name] - columns[name].at(position, me.raw[name]))
+            margin = me.raw[name] - columns[name].at(position, me.raw[name])
+            (example_margins if name.part else dense_margins).append(margin)
         bm25 = max(me.raw.get(BM25, 0.0), 0.0)
         voters = [retriever for retriever in me.raw if retriever != FAST]
         signals.append(
@@ -97,6 +107,12 @@ def signals_at(candidates: Sequence[Candidate], positions: Sequence[int]) -> lis
                 # 1.0 per retriever that ranks it first: agreement on rank, however far apart the scores.
                 "rrf": me.rrf * (RRF_K + 1),
                 "unanimous": float(bool(voters) and all(me.ranks.get(n) == 1 for n in voters)),
+                # An example request's match apart from the author text's: a casual message close to
+                # a casual example is weaker evidence than the same cosine on what a skill does.
+                "example": max((me.raw[n] for n in example_names), default=0.0),
+                "example_margin": max(example_margins, default=0.0),
+                "example_bm25": max(me.raw.get(EXAMPLES_BM25, 0.0), 0.0)
+                / (max(me.raw.get(EXAMPLES_BM25, 0.0), 0.0) + BM25_HALF_SCORE),
             }
         )
     return signals
@@ -243,7 +259,17 @@ def judge(
         ranking.redirected,
     )
     candidates = tuple(promoted(fused, resolution.winner)) if resolution else fused
+    pinned = ranking.learned.pinned if ranking.learned is not None else None
+    if pinned is not None and any(c.index == pinned for c in fused) and candidates[0].index != pinned:
+        # The user corrected this very message to that skill: it goes first, however the
+        # retrievers or the contest saw it, and at least as a soft route.
+        position = next(n for n, c in enumerate(fused) if c.index == pinned)
+        confidence = candidate_confidence(calibration, fused, ranking.method, position)
+        candidates = tuple(promoted(fused, pinned))
+        resolution = None
     confidence = with_feedback(confidence, ranking, catalog, calibration, candidates[0].index, hard_threshold)
+    if pinned is not None and candidates[0].index == pinned:
+        confidence = max(confidence, soft_threshold)
     return Verdict(
         candidates=candidates,
         resolution=resolution,

@@ -12,8 +12,10 @@
     ├── MissingExtraError(extra)     an optional dependency that is not installed
     ├── RegistryError(source)        a skill registry or package that cannot be read, trusted or
     │                                installed (OntoSkills registries)
-    ├── DocumentError(path)          a document (attachment, knowledge-base file, triples file)
-    │                                that cannot be read
+    ├── DocumentError(path)          a document (attachment, knowledge-base file, triples file,
+    │                                examples file) that cannot be read
+    ├── EnrichError(writer)          an LLM that cannot write example requests (not installed,
+    │                                not reachable, failing, or answering out of shape)
     ├── SourceUnavailableError(source)  an omni-retrieval source with nothing to search yet
     └── ServiceError(home)           the resident service of a home that cannot be started,
                                      reached or stopped (or already runs)
@@ -121,6 +123,16 @@ class DocumentError(SkillPilotError):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"{self.path}: {reason}")
+
+
+class EnrichError(SkillPilotError):
+    """An LLM that cannot write example requests (``skillpilot enrich``); ``writer`` names it
+    (``openai``, ``claude`` ...). The message never holds an API key."""
+
+    def __init__(self, writer: str, reason: str) -> None:
+        self.writer = writer
+        self.reason = reason
+        super().__init__(f"{writer}: {reason}")
 
 
 class SourceUnavailableError(SkillPilotError):

@@ -5,7 +5,9 @@ Input: the catalog, the :class:`~skillpilot.rank.Ranking` and the
 :class:`~skillpilot.model.RouteResult` carries (the contest's outcome, feedback, the fast path's
 evidence, the authors' redirects, each retriever's rank and score, multipliers, the margin over the
 runner-up) and, when asked for, one :class:`~skillpilot.model.StageTrace` per stage: the fast path,
-each retriever's top five, the redirects that applied (only when one did), fusion, the decision.
+each retriever's top five (the example requests' retrievers among them), the example request of
+each of the top three that came closest (when skills have examples), the redirects that applied
+(only when one did), fusion, the decision.
 A catalog missing some vectors, or routing from the store's nearest-neighbour candidates
 (``index.annAbove``), says so in a first stage.
 Nothing here changes a decision.
@@ -29,7 +31,22 @@ TRACE_TOP = 5
 
 
 def _label(retriever: RetrieverId) -> str:
+    if retriever.part == "examples":
+        return f"example requests ({retriever.model or 'BM25'})"
     return "keywords (BM25)" if retriever == BM25 else f"meaning ({retriever.model})"
+
+
+def closest_examples(catalog: Catalog, ranking: Ranking, skill: int) -> list[tuple[str, str, float]]:
+    """(encoder, the skill's example request closest to the message, its cosine) per example
+    retriever that read the message: which example matched, for ``explain``."""
+    found = []
+    vectors = ranking.scores.query_vectors
+    for retriever in catalog.example_retrievers:
+        vector = vectors.get(retriever.encoder.name)
+        closest = retriever.closest(vector, skill) if vector is not None else None
+        if closest is not None:
+            found.append((retriever.encoder.name, catalog.examples.requests[skill][closest[0]], closest[1]))
+    return found
 
 
 def _about(match: Match) -> str:
@@ -43,6 +60,8 @@ def reasons(catalog: Catalog, ranking: Ranking, verdict: Verdict) -> tuple[str, 
     candidates = verdict.candidates
     learned = ranking.learned
     said: list[str] = [verdict.resolution.reason] if verdict.resolution else []
+    if learned is not None and learned.pinned == top.index:
+        said.append("feedback: you corrected this very message to it")
     for match in learned.matches if learned else ():
         if match.skill == top.index:
             verb = "you chose it" if match.sign > 0 else f"you turned it down ({match.kind})"
@@ -58,6 +77,8 @@ def reasons(catalog: Catalog, ranking: Ranking, verdict: Verdict) -> tuple[str, 
         if retriever == FAST or retriever not in top.ranks:
             continue
         said.append(f"{_label(retriever)}: rank {top.ranks[retriever]}, score {top.raw[retriever]:.3f}")
+    for encoder, request, cosine in closest_examples(catalog, ranking, top.index):
+        said.append(f"closest example request ({encoder}): {request!r}, cosine {cosine:.3f}")
     static = float(catalog.multipliers[top.index])
     if static != 1.0:
         said.append(f"score multiplied by {static:.2f} (trust tier / preconditions)")
@@ -124,6 +145,19 @@ def trace(
             StageTrace(r.name, (), ("not asked: an English-only model, and the message is mostly CJK",))
             for r in catalog.dense
             if r.id not in lists
+        )
+    if catalog.examples.skills:
+        stages.append(
+            StageTrace(
+                f"example requests ({catalog.examples.skills} of {len(skills)} skills have them)",
+                (),
+                tuple(
+                    f"{skills[c.index].id}: {request!r} ({cosine:.3f}, {encoder})"
+                    for c in fused[:3]
+                    for encoder, request, cosine in closest_examples(catalog, ranking, c.index)
+                )
+                or ("no example request read this message",),
+            )
         )
     redirected = ranking.redirected
     if redirected is not None:

@@ -36,6 +36,10 @@ Guarantees:
     default hard threshold 0.80): a soft route, never a hard one, unless at least
     ``HARD_SUPPORT`` (3) distinct similar messages agree on the skill (net of those against
     it). A route that was already that confident without feedback keeps its confidence.
+- An explicit correction takes: the same message (equal after the route's normalisation, told
+  apart by its ``message_key``) routes to the corrected skill, first and at least ``soft``, from
+  the next route on (``Adjustment.pinned``), as long as that correction is the latest explicit
+  signal about the message. Paraphrases and implicit signals keep the bounds below.
 - Two effects:
   * per-skill weights, the spec's rule: confirmed x1.05, corrected wrong x0.85 and right x1.1,
     ignored x0.95, kept in [0.1, 2.0] ([0.3, 2.0] for ignored), each step raised to the signal's
@@ -348,6 +352,20 @@ def latest_roles(signals: Iterable[Signal]) -> list[tuple[Signal, str, float, fl
     return list(latest.values())
 
 
+def corrections(signals: Iterable[Signal], position: Mapping[str, int]) -> dict[str, int]:
+    """message_key -> catalog position of the skill an explicit correction named, for each
+    message whose latest explicit signal is that correction (and whose skill is indexed)."""
+    latest: dict[str, Signal] = {}
+    for signal in signals:
+        if not signal.implicit and signal.message_key:
+            latest[signal.message_key] = signal
+    return {
+        key: position[signal.skill]
+        for key, signal in latest.items()
+        if signal.kind == "corrected" and signal.skill in position
+    }
+
+
 def skill_weights(signals: Sequence[Signal], now: float | None = None) -> dict[str, float]:
     """The spec's bounded per-skill weights after replaying ``signals`` (1.0 = untouched); with
     ``now``, each step counts as much as its signal still weighs then."""
@@ -392,21 +410,26 @@ class Learned:
     signs: np.ndarray = field(default_factory=lambda: np.zeros(0))
     reach: np.ndarray = field(default_factory=lambda: np.zeros(0))
     sources: tuple[Signal, ...] = ()
+    # message_key -> catalog position of the skill an explicit correction named for that message.
+    pins: Mapping[str, int] = field(default_factory=dict)
+    privacy: QueryPrivacy = "text"
 
     @property
     def has_examples(self) -> bool:
         return bool(len(self.skills))
 
-    def adjust(self, query_vectors: Mapping[str, np.ndarray]) -> Adjustment:
-        """The ln-multiplier of every skill for a message with these vectors."""
+    def adjust(self, query_vectors: Mapping[str, np.ndarray], query: str = "") -> Adjustment:
+        """The ln-multiplier of every skill for the message ``query`` with these vectors, and the
+        skill an explicit correction pinned it to."""
+        pinned = self.pins.get(message_key(query, query_vectors, self.privacy) or "") if self.pins else None
         shared = [name for name in self.examples if name in query_vectors]
         if not self.has_examples or not shared:
-            return Adjustment(self._bounded(self.log_weights))
+            return Adjustment(self._bounded(self.log_weights), pinned=pinned)
         similarity = sum(self.examples[name] @ query_vectors[name] for name in shared) / len(shared)
         strength = np.clip((similarity - MATCH_FROM) / (MATCH_FULL - MATCH_FROM), 0.0, 1.0)
         hit = np.flatnonzero(strength > 0)
         if not len(hit):
-            return Adjustment(self._bounded(self.log_weights))
+            return Adjustment(self._bounded(self.log_weights), pinned=pinned)
         # Rows are distinct (message, skill) pairs already, so evidence adds up across messages
         # and the per-skill bound stops it.
         evidence = np.zeros(len(self.log_weights))
@@ -427,7 +450,7 @@ class Learned:
                 )
             )
         matches.sort(key=lambda m: (-m.strength, m.skill, m.signal))
-        return Adjustment(self._bounded(self.log_weights + evidence), tuple(matches))
+        return Adjustment(self._bounded(self.log_weights + evidence), tuple(matches), pinned)
 
     @staticmethod
     def _bounded(log_multipliers: np.ndarray) -> np.ndarray:
@@ -474,9 +497,12 @@ def learn(
             store.add_vectors(encoder.name, new)
             stored[encoder.name].update(new)
     rows = [row for row in rows if all(row[0].id in vectors for vectors in stored.values())]
+    pins = corrections(signals, position)
     if not rows:
-        return Learned(log_weights)
+        return Learned(log_weights, pins=pins, privacy=store.privacy)
     return Learned(
+        pins=pins,
+        privacy=store.privacy,
         log_weights=log_weights,
         examples={
             name: np.stack([vectors[s.id] for s, *_ in rows]).astype(np.float32) for name, vectors in stored.items()

@@ -43,6 +43,9 @@ what each costs on the 100-point score:
 - ``unmet-preconditions`` (info, 0): this machine lacks an env var, binary or OS it needs (with
   ``router.preconditions`` on the router ranks it x0.7 here; a CI machine is not where skills
   run, so it costs nothing).
+- ``no-examples`` (info, 0): other skills of the home have example requests and this one has
+  none (``skillpilot enrich`` writes them; an OntoSkills skill's own intents count), so the router
+  knows only its author's words for it, not what its users say.
 - ``redirect-target-missing`` (info, 0): a redirect in its text ("NOT for testing — use
   playwright-pro", the fingerprint's ``redirects``) names a skill the index does not hold, so
   routing ignores it. Info only: a skill pack linted on its own may redirect to another pack's
@@ -160,6 +163,7 @@ def lint(
     matcher = FastMatcher(skills)
     rarity = _DescriptionRarity(skills)
     installed = target_finder(skills)
+    with_examples = pilot.example_sets()
     results = []
     for done, index in enumerate(targets, start=1):
         skill = skills[index]
@@ -174,6 +178,7 @@ def lint(
             *_collisions(index, skills, matcher),
             *_preconditions(skill),
             *_missing_redirect_targets(skill, installed),
+            *_no_examples(skill, with_examples),
         ]
         score = max(0.0, 100.0 - sum(f.penalty for f in findings))
         results.append(SkillLint(skill.id, skill.key, skill.skill.path, round(score, 1), tuple(findings)))
@@ -508,6 +513,22 @@ def _preconditions(skill: IndexedSkill) -> list[Finding]:
             "this machine lacks what the skill needs, so the router ranks it lower here",
             unmet,
             "install or set what is missing, or run with --preconditions off",
+            0.0,
+        )
+    ]
+
+
+def _no_examples(skill: IndexedSkill, with_examples: Collection[str]) -> list[Finding]:
+    # Only once the home has examples at all: before any `enrich` run, every skill would say it.
+    if not with_examples or skill.id in with_examples:
+        return []
+    return [
+        Finding(
+            "no-examples",
+            "info",
+            "it has no example requests, so the router knows only the author's words for it, not what its users say",
+            (),
+            "run `skillpilot enrich --with <your LLM>` (or `skillpilot enrich --import FILE`)",
             0.0,
         )
     ]

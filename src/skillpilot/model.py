@@ -152,18 +152,26 @@ class IndexReport:
     warnings: tuple[str, ...] = ()
 
 
+# What text of a skill a retriever scores: the author's ("") or the skill's example requests.
+RetrieverPart = Literal["", "examples"]
+
+
 @dataclass(frozen=True)
 class RetrieverId:
-    """Which retriever produced a score list: its kind and, for one of several of a kind (a dense
-    one per model), which. Shown as ``fast``, ``bm25``, ``dense:<model>`` or a plugin's own
-    (``str``), the label traces and fusion weights use. The kind says how fusion reads the list
-    (``skillpilot.retrieve``): ``dense`` lists are graded, any other kind's hold matches."""
+    """Which retriever produced a score list: its kind, for one of several of a kind (a dense one
+    per model) which, and which text of the skills it reads (``part``: the author's, or their
+    example requests). Shown as ``fast``, ``bm25``, ``dense:<model>``, ``examples:bm25``,
+    ``examples:dense:<model>`` or a plugin's own (``str``), the label traces and fusion weights
+    use. The kind says how fusion reads the list (``skillpilot.retrieve``): ``dense`` lists are
+    graded, any other kind's hold matches."""
 
     kind: str
     model: str = ""
+    part: RetrieverPart = ""
 
     def __str__(self) -> str:
-        return f"{self.kind}:{self.model}" if self.model else self.kind
+        label = f"{self.kind}:{self.model}" if self.model else self.kind
+        return f"{self.part}:{label}" if self.part else label
 
     @property
     def is_dense(self) -> bool:
@@ -171,16 +179,25 @@ class RetrieverId:
 
     @property
     def shared_label(self) -> str | None:
-        """The fusion-weight label every retriever of this kind shares (``dense:*``), if any."""
-        return f"{self.kind}:*" if self.model else None
+        """The fusion-weight label every retriever of this kind and part shares (``dense:*``,
+        ``examples:dense:*``), if any."""
+        if not self.model:
+            return None
+        return f"{self.part}:{self.kind}:*" if self.part else f"{self.kind}:*"
 
 
 FAST = RetrieverId("fast")
 BM25 = RetrieverId("bm25")
+EXAMPLES_BM25 = RetrieverId("bm25", part="examples")
 
 
 def dense_id(model: str) -> RetrieverId:
     return RetrieverId("dense", model)
+
+
+def examples_id(model: str) -> RetrieverId:
+    """The example retriever of encoder ``model``: its vectors of the skills' example requests."""
+    return RetrieverId("dense", model, "examples")
 
 
 EvidenceKind = Literal["trigger", "name", "prefer_when"]
@@ -229,10 +246,12 @@ class Match:
 
 @dataclass(frozen=True)
 class Adjustment:
-    """Per-skill ln-multipliers for one message, and the examples behind them."""
+    """Per-skill ln-multipliers for one message, and the examples behind them. ``pinned`` is the
+    skill the user explicitly corrected this very message to (None: no such correction)."""
 
     log_multipliers: np.ndarray
     matches: tuple[Match, ...] = ()
+    pinned: int | None = None
 
     @property
     def moves(self) -> bool:
@@ -464,6 +483,8 @@ class Stats:
     orphan_vectors: int = 0
     # Routes take their dense candidates from the store's HNSW index (above index.annAbove).
     nearest_neighbours: bool = False
+    # Skills with example requests (skillpilot.examples: written by `enrich`, imported, or their own).
+    examples: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

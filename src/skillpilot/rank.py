@@ -28,7 +28,18 @@ import numpy as np
 from .catalog import Catalog
 from .feedback import Learned
 from .fuse import Race, fuse, top_order
-from .model import BM25, FAST, Adjustment, Candidate, FastHit, Method, Redirection, RetrieverId
+from .model import (
+    BM25,
+    EXAMPLES_BM25,
+    FAST,
+    Adjustment,
+    Candidate,
+    FastHit,
+    Method,
+    Redirection,
+    RetrieverId,
+    dense_id,
+)
 from .redirects import redirection, targets
 from .retrieve import Retriever
 from .retrieve.ann import DEPTH, AnnRetriever
@@ -105,6 +116,8 @@ def score(
             modelled.append(retriever)
         else:
             lists[retriever.id] = retriever.scores(query)
+    if catalog.example_bm25 is not None:
+        lists[EXAMPLES_BM25] = catalog.example_bm25.scores(query.terms)
     race = Race(allowed) if allowed is not None and not allowed.all() else None
     method: Method
     if routes_at_once(fast_hits, lists.get(BM25)):
@@ -125,6 +138,15 @@ def score(
                 nearest.append((retriever, vector))
             elif scores is not None:
                 lists[retriever.id] = scores
+        for examples in catalog.example_retrievers:
+            # A skill's example requests are parts of its meaning (the dense list takes the best of
+            # its texts) and, apart, their own list, so the decision can tell what matched.
+            dense = dense_id(examples.encoder.name)
+            author = lists.get(dense)
+            if author is not None and examples.encoder.name in vectors:
+                closest = examples.scores_for(vectors[examples.encoder.name], author)
+                lists[examples.id] = closest
+                lists[dense] = examples.as_parts(author, closest)
         keyword_found = bool(fast_hits) or any(_matched(name, scores) for name, scores in lists.items())
         if nearest:
             race = _nearest_race(size, lists, nearest, allowed, roots)
@@ -208,7 +230,7 @@ def rank(
             # The fast path skipped the models; feedback examples are matched by meaning.
             vectors = {r.encoder.name: r.encode(query.text) for r in catalog.dense if r.reads(query)}
             scores = Scores(scores.lists, scores.matches, scores.fast_hits, scores.method, vectors, race)
-        adjustment = learned.adjust(vectors)
+        adjustment = learned.adjust(vectors, query.text)
         if adjustment.moves:
             unadjusted = tuple(fuse(scores.lists, weights, multipliers, race=race))
         if adjustment.matches and method == "fast":
@@ -216,6 +238,8 @@ def rank(
         multipliers = multipliers * np.exp(adjustment.log_multipliers)
     candidates = fuse(scores.lists, weights, multipliers, race=race)
     chosen = (adjustment.chosen() if adjustment else set()) | targets(redirected)
+    if adjustment is not None and adjustment.pinned is not None:
+        chosen.add(adjustment.pinned)
     if chosen - {c.index for c in candidates}:
         # A skill users chose for messages like this one, or an author sent it to, joins the
         # race even when the retrievers left it out of the pool; fusion orders it like any other.

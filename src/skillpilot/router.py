@@ -44,9 +44,24 @@ from .config import Settings, default_model_cache, load_settings
 from .conflicts import ConflictGroup
 from .decide import Calibration, candidate_confidence, judge, shipped_calibration
 from .encoders import Encoder, encoder_key, get_encoder
-from .errors import SkillNotFoundError, StoreError
+from .enrich import EnrichOptions, EnrichReport
+from .enrich import enrich as run_enrich
+from .enrich.prompt import catalog_languages
+from .enrich.writers import ExampleWriter, available_writers, get_writer
+from .errors import ConfigError, SkillNotFoundError, StoreError
+from .examples import (
+    ExampleSet,
+    ExampleStore,
+    ImportReport,
+    embed_missing,
+    example_sets,
+    match_references,
+    open_examples,
+    read_examples_file,
+    write_examples_file,
+)
 from .feedback import FeedbackStats, FeedbackStore, Learned, Signal, learn
-from .index import SkillStore, Snapshot, VectorSearch, open_store
+from .index import SkillStore, Snapshot, VectorSearch, assign_ids, open_store
 from .index.builder import Progress, build_index, space_named
 from .model import (
     BM25,
@@ -65,6 +80,7 @@ from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.keywords import keyword_floor, keyword_terms
 from .routelog import LogEntry, LogFilter, RouteLog, SurfaceLatency
 from .text import Query, clean_text
+from .tokens import TokenCounter
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +124,7 @@ class SkillPilot:
         self._feedback: FeedbackStore | None = None
         self._route_log: RouteLog | None = None
         self._learned_cache: tuple[tuple[int, ...] | str, Learned] | None = None
+        self._examples: ExampleStore | None = None
         self.calibration = shipped_calibration()
 
     # -- parts, loaded on first use -------------------------------------------------------
@@ -155,6 +172,9 @@ class SkillPilot:
         if self._query_pool is not None:
             self._query_pool.shutdown()
             self._query_pool = None
+        if self._examples is not None:
+            self._examples.close()
+            self._examples = None
         self._catalog_cache = None
         self._learned_cache = None
 
@@ -173,7 +193,7 @@ class SkillPilot:
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool,
         ):
             loading = pool.submit(lambda: self.encoders) if names is None else None
-            return build_index(
+            report = build_index(
                 self.store,
                 [Path(p) for p in paths],
                 encoders=loading.result if loading else lambda: self.encoders,
@@ -184,11 +204,121 @@ class SkillPilot:
                 encoder_names=names,
                 encoder_keys=keys,
             )
+            if report.added or report.updated or self.examples_store() is not None:
+                self._sync_examples(names, progress)
+        return report
 
     def reindex(self, progress: Progress | None = None) -> IndexReport:
         """Refresh every root the index knows (or the configured skill folders on a new index)."""
         roots = self.store.roots() or [str(Path(d).expanduser()) for d in self.settings.skill_dirs]
         return self.index(roots, progress=progress)
+
+    # -- example requests (skillpilot.examples, skillpilot.enrich) ---------------------------------
+    def examples_store(self, create: bool = False) -> ExampleStore | None:
+        """The home's example requests (None when it has none yet and ``create`` is off)."""
+        if self._examples is None:
+            self._examples = open_examples(self.settings.home, create=create)
+        return self._examples
+
+    def enrich(
+        self,
+        writer: str | ExampleWriter | None = None,
+        *,
+        include_private: bool = False,
+        force: bool = False,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> EnrichReport:
+        """Have an LLM write example requests for every indexed skill whose text has none
+        (``skillpilot.enrich``), with ``writer`` (a name: ``enrich.with``'s default), then embed
+        them. ``dry_run``: only say what would be sent."""
+        settings = self.settings
+        chosen = writer or settings.enrich_with
+        if not chosen:
+            raise ConfigError("enrich.with", f"no LLM to write with: pass one of {', '.join(available_writers())}")
+        model = get_writer(chosen, settings) if isinstance(chosen, str) else chosen
+        skills = assign_ids(self.store.load())
+        options = EnrichOptions(
+            languages=settings.enrich_languages or tuple(catalog_languages([s.skill for s in skills])),
+            per_skill=settings.enrich_per_skill,
+            batch_size=settings.enrich_batch,
+            concurrency=settings.enrich_concurrency,
+            timeout=settings.enrich_timeout,
+            retries=settings.enrich_retries,
+            token_budget=settings.enrich_token_budget,
+            include_private=include_private,
+            force=force,
+        )
+        store = self.examples_store(create=not dry_run)
+        report = run_enrich(
+            skills, store, model, options, count=TokenCounter().count, dry_run=dry_run, progress=progress
+        )
+        if report.written:
+            self._sync_examples(None, progress)
+        return report
+
+    def import_examples(self, path: Path | str, progress: Progress | None = None) -> ImportReport:
+        """Store the example requests of a file (``{key: [requests]}`` or an OntoSkills
+        ``intents.json``) for the indexed skills it names, and embed them."""
+        found = read_examples_file(Path(path))
+        skills = assign_ids(self.store.load())
+        matched, unmatched = match_references(found, skills)
+        now = time.time()
+        sets = [
+            ExampleSet(s.skill.content_hash, s.key, s.name, found[ref], f"import:{Path(path).name}", "", now, "import")
+            for ref, chosen in matched.items()
+            if found[ref]
+            for s in chosen
+        ]
+        store = self.examples_store(create=True)
+        assert store is not None
+        store.put(sets)
+        self._sync_examples(None, progress)
+        return ImportReport(str(path), tuple(dict.fromkeys(e.key for e in sets)), tuple(unmatched.items()))
+
+    def export_examples(self, path: Path | str) -> int:
+        """Write every indexed skill's example requests to ``path`` as ``{key: [requests]}`` (the
+        id where two roots share a key); how many skills."""
+        skills = assign_ids(self.store.load())
+        examples = self._example_sets(skills)
+        keys = [s.key for s in skills]
+        shown = {
+            (s.key if keys.count(s.key) == 1 else s.id): list(examples[s.skill.content_hash].requests)
+            for s in skills
+            if s.skill.content_hash in examples
+        }
+        write_examples_file(Path(path), shown)
+        return len(shown)
+
+    def example_sets(self) -> dict[str, ExampleSet]:
+        """Skill id -> the example requests its text has (stored, or its own), for the indexed
+        skills that have some."""
+        skills = assign_ids(self.store.load())
+        sets = self._example_sets(skills)
+        return {s.id: sets[s.skill.content_hash] for s in skills if s.skill.content_hash in sets}
+
+    def _example_sets(self, skills: Sequence[IndexedSkill]) -> dict[str, ExampleSet]:
+        """The example set of each skill text that has one (stored, or the skill's own)."""
+        return example_sets(skills, self.examples_store())
+
+    def _sync_examples(self, names: Sequence[str] | None, progress: Progress | None) -> None:
+        """After an index run or new examples: keep the skills' own requests in the store and
+        embed whatever an encoder has not (loading the models only then; ``names``: the
+        encoders' names when known without loading them)."""
+        skills = assign_ids(self.store.load())
+        sets = self._example_sets(skills)
+        if not sets:
+            return
+        store = self.examples_store(create=True)
+        assert store is not None
+        held = store.get(sets)
+        store.put(e for h, e in sets.items() if h not in held)
+        if not self.settings.enable_semantic:
+            return
+        wanted = list(sets.values())
+        if names is not None and not any(store.missing_vectors(name, wanted) for name in names):
+            return
+        embed_missing(store, wanted, self.encoders, progress)
 
     def _recorded_encoders(self) -> tuple[list[str], list[str] | None]:
         """The configured encoders' keys, and the names the index recorded for them (None if it
@@ -205,7 +335,14 @@ class SkillPilot:
         """The catalog of the store's current generation, and the seconds spent loading it (and
         the models) now: 0.0 when the cached one is current."""
         cached = self._catalog_cache
-        if cached is not None and cached.generation == self.store.generation():
+        examples = self.examples_store()
+        # Example requests written meanwhile (an enrich run in another process) rebuild it too.
+        written = examples.generation() if examples is not None else -1
+        if (
+            cached is not None
+            and cached.generation == self.store.generation()
+            and cached.examples.generation == written
+        ):
             return cached, 0.0
         started = time.perf_counter()
         store = self.store
@@ -217,19 +354,23 @@ class SkillPilot:
         names = None if self._encoders is not None else self._recorded_encoders()[1]
         if names is None:
             encoders = self.encoders
-            catalog = build_catalog(snapshot(spaces(encoders)), lambda: encoders, self.settings, search)
+            catalog = build_catalog(snapshot(spaces(encoders)), lambda: encoders, self.settings, search, examples)
         else:
             # The models load on a second thread while the skills are read and the keyword
             # parts built (at 10,000 skills ~1 s of loading beside several of reading).
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillpilot-load") as pool:
                 loading = pool.submit(lambda: self.encoders)
                 catalog = build_catalog(
-                    snapshot([space_named(name, EMBEDDING) for name in names]), loading.result, self.settings, search
+                    snapshot([space_named(name, EMBEDDING) for name in names]),
+                    loading.result,
+                    self.settings,
+                    search,
+                    examples,
                 )
             if [encoder.name for encoder in self.encoders] != names:
                 # The recorded names are stale (a model package changed): read the right vectors.
                 encoders = self.encoders
-                catalog = build_catalog(snapshot(spaces(encoders)), lambda: encoders, self.settings, search)
+                catalog = build_catalog(snapshot(spaces(encoders)), lambda: encoders, self.settings, search, examples)
         for missing in catalog.missing:
             logger.warning("%s", missing.note)
         self._catalog_cache = catalog
@@ -536,6 +677,7 @@ class SkillPilot:
             missing_vectors={m.encoder: m.skills for m in catalog.missing},
             orphan_vectors=self.store.orphan_vectors(),
             nearest_neighbours=catalog.nearest_neighbours,
+            examples=catalog.examples.skills,
         )
 
 

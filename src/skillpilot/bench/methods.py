@@ -13,9 +13,10 @@ Built-in methods (``METHODS``):
 - ``bm25``                plain Okapi BM25 (bm25s, Lucene variant, k1=1.5, b=0.75) over name +
                           description, with bm25s' English stop words and Snowball stemmer;
 - ``semantic-router``     the peer, aurelio-labs semantic-router 1.x ``IndexedRouter``: one route
-                          per skill whose one utterance is the description, embedded by the same
-                          encoders through a ``DenseEncoder`` subclass, calibrated with its
-                          ``fit()`` and routed at its documented ``confidence_threshold = 0.5``.
+                          per skill whose one utterance is the description (with ``--examples``,
+                          its example requests too), embedded by the same encoders through a
+                          ``DenseEncoder`` subclass, calibrated with its ``fit()`` and routed at
+                          its documented ``confidence_threshold = 0.5``.
 
 Guarantees: no method reaches the network or an LLM; every method is deterministic for a given
 catalog, query set and seed; a new method is a class with ``name``, ``config``, ``build`` and
@@ -69,10 +70,20 @@ class Ranking:
 
 @dataclass(frozen=True)
 class MethodOptions:
-    """What the command line fixes for every method of a run."""
+    """What the command line fixes for every method of a run. ``examples``: a file of example
+    requests (``{key: [requests]}``) that SkillPilot imports after indexing (``enrich --import``)
+    and semantic-router takes as more utterances of each route."""
 
     encoder: str = Settings.embed_provider
     seed: int = 0
+    examples: Path | None = None
+
+
+def read_examples(options: MethodOptions) -> dict[str, tuple[str, ...]]:
+    """The run's example requests by key (none without ``--examples``)."""
+    from ..examples import read_examples_file
+
+    return read_examples_file(options.examples) if options.examples is not None else {}
 
 
 class Method(Protocol):
@@ -102,6 +113,7 @@ class SkillPilotMethod:
 
     def __init__(self, name: str, options: MethodOptions, **overrides: Any) -> None:
         self.name = name
+        self._examples = options.examples
         self._overrides: dict[str, Any] = {
             "preconditions": False,
             "feedback_enabled": False,
@@ -113,11 +125,13 @@ class SkillPilotMethod:
 
     @property
     def config(self) -> Mapping[str, Any]:
+        examples = {"examples": str(self._examples)} if self._examples is not None else {}
         if self._pilot is None:
-            return dict(self._overrides)
+            return {**self._overrides, **examples}
         settings = self._pilot.settings
         return {
             **self._overrides,
+            **examples,
             "hard_threshold": settings.hard_threshold,
             "soft_threshold": settings.soft_threshold,
             "encoders": [e.name for e in self._pilot.encoders],
@@ -130,6 +144,8 @@ class SkillPilotMethod:
         # A scratch index: never the configured store (index.store / SKILLPILOT_STORE).
         self._pilot = SkillPilot(home=Path(self._home.name), store="", **self._overrides)
         self._pilot.index([catalog.root], replace=True)
+        if self._examples is not None:
+            self._pilot.import_examples(self._examples)
 
     def rank(self, query: Query) -> Ranking:
         result = self._pilot.route(query.query)
@@ -229,10 +245,17 @@ class SemanticRouterMethod:
 
     name = "semantic-router"
 
-    def __init__(self, encoders: Sequence[Encoder], encoder_spec: str, seed: int) -> None:
+    def __init__(
+        self,
+        encoders: Sequence[Encoder],
+        encoder_spec: str,
+        seed: int,
+        examples: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self._encoders = list(encoders)
         self._spec = encoder_spec
         self._seed = seed
+        self._examples = dict(examples or {})
         self._router: Any = None
         self._fold: dict[str, int] = {}
         # One calibrator per fold (fitted on the other folds); None when a fold's training
@@ -247,7 +270,9 @@ class SemanticRouterMethod:
         return {
             "version": semantic_router.__version__,
             "router": f"IndexedRouter(top_k={RANK_DEPTH}, aggregation='mean')",
-            "route": "one per skill, utterances=[description], description=description",
+            "route": "one per skill, utterances=[description]"
+            + (" + its example requests" if self._examples else "")
+            + ", description=description",
             "encoder": f"{self._spec} via a DenseEncoder subclass",
             "encoders": [e.name for e in self._encoders],
             "calibration": (f"fit(method='platt'), {SEMANTIC_ROUTER_FOLDS}-fold cross-fitted, seed {self._seed}"),
@@ -262,7 +287,10 @@ class SemanticRouterMethod:
             raise MissingExtraError("bench", "the semantic-router baseline", "semantic_router") from exc
 
         encoder = _dense_encoder_class()(name=f"skillpilot:{self._spec}", encoders=self._encoders)
-        routes = [Route(name=e.key, utterances=[e.description], description=e.description) for e in catalog.entries]
+        routes = [
+            Route(name=e.key, utterances=[e.description, *self._examples.get(e.key, ())], description=e.description)
+            for e in catalog.entries
+        ]
         self._router = IndexedRouter(encoder=encoder, routes=routes, top_k=RANK_DEPTH)
         self._fit(queries)
 
@@ -324,7 +352,7 @@ METHODS: dict[str, MethodFactory] = {
     "skillpilot-keyword": lambda o: SkillPilotMethod("skillpilot-keyword", o, enable_semantic=False),
     "dense": lambda o: SkillPilotMethod("dense", o, enable_keyword=False),
     "bm25": lambda o: BM25Method(),
-    "semantic-router": lambda o: SemanticRouterMethod(local_encoders(o.encoder), o.encoder, o.seed),
+    "semantic-router": lambda o: SemanticRouterMethod(local_encoders(o.encoder), o.encoder, o.seed, read_examples(o)),
 }
 
 

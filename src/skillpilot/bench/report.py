@@ -117,6 +117,7 @@ def results_document(
         "seed": options.seed,
         "options": {
             "encoder": options.encoder,
+            "examples": str(options.examples) if options.examples is not None else None,
             "metatool_limit": limit,
             "rank_depth": RANK_DEPTH,
             "soft_inject": SOFT_INJECT,

@@ -61,6 +61,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "serve": "surfaces",
     "docs": "docs_cmd",
     "doctor": "host_cmd",
+    "enrich": "enrich_cmd",
     "lint": "authoring",
     "plan": "authoring",
     "log": "log_cmd",
@@ -309,6 +310,10 @@ def index(
     with _progress(not as_json) as progress:
         report = _run(lambda: pilot.index(roots, replace=replace, progress=progress))
     _print_index_report(report, as_json)
+    if pilot.settings.enrich_on_index:
+        # Example requests for new and changed skills (enrich.onIndex); the watcher never does this.
+        # Loaded as the command modules are (``_load_commands``): enrich_cmd builds on this module.
+        importlib.import_module(".enrich_cmd", __name__).enrich_after_index(pilot, quiet=as_json)
 
 
 @app.command()
@@ -521,6 +526,11 @@ def stats(home: HomeOption = None, as_json: JsonOption = False) -> None:
     )
     out.print(f"Roots: {', '.join(data.roots) or '(none)'}", markup=False, soft_wrap=True)
     out.print(f"Embed provider: {data.embed_provider}", markup=False)
+    out.print(
+        f"Example requests: {data.examples} of {data.skills} skills"
+        + ("" if data.examples == data.skills else " (`skillpilot enrich` writes the rest)"),
+        markup=False,
+    )
     out.print(f"Index: {data.index_path}", markup=False, soft_wrap=True)
     out.print(f"Model cache: {data.model_cache}", markup=False, soft_wrap=True)
     for encoder, count in data.missing_vectors.items():

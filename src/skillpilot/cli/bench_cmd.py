@@ -165,6 +165,14 @@ def bench(
         str,
         typer.Option("--encoder", help="Encoders of SkillPilot, dense-only and semantic-router (embed_provider spec)."),
     ] = Settings.embed_provider,
+    examples: Annotated[
+        Path | None,
+        typer.Option(
+            "--examples",
+            help="Example requests (skill key -> list of requests) SkillPilot imports and semantic-router takes "
+            "as utterances.",
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option("--output", help="Write the results JSON here, and its chart beside it (.png)."),
@@ -186,7 +194,7 @@ def bench(
     if queries and skills is None:
         raise typer.BadParameter("--queries needs --skills (the catalog its keys refer to)")
     suite_names = _suites(suite)
-    options = MethodOptions(encoder=encoder, seed=seed)
+    options = MethodOptions(encoder=encoder, seed=seed, examples=examples)
     data_dir = (data or default_data_dir()).expanduser()
     try:
         counter = TokenCounter()

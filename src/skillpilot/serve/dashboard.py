@@ -3,7 +3,8 @@
     GET /            the dashboard page (``dashboard.html``: one file of HTML, CSS and vanilla JS,
                      nothing fetched from elsewhere, so it works offline)
     GET /skills      ?offset=&limit=&q=&tier=&source= -> {"skills": [{id, name, key, path,
-                     description, source_kind, trust_tier, root, triggers, quality_issues}],
+                     description, source_kind, trust_tier, root, triggers, quality_issues,
+                     examples (its example requests), examples_by (what wrote them)}],
                      "total" (matching), "count" (all), "offset", "limit", "tiers", "sources",
                      "skipped": [{path, reason}]}
     GET /log         ?offset=&limit=&since=1h|ISO&surface=S&decision=D&q=TEXT -> {"entries":
@@ -34,6 +35,7 @@ from fastapi.params import Depends
 from fastapi.responses import HTMLResponse, JSONResponse
 
 from ..catalog import trust_tier
+from ..examples import ExampleSet
 from ..model import IndexedSkill
 from ..routelog import LogFilter, iso, parse_since
 from ..router import SkillPilot
@@ -68,6 +70,7 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
         def listing(p: SkillPilot) -> dict[str, Any]:
             every = p.skills()
             tiers = {s.id: trust_tier(s, p.settings.trust_tiers) for s in every}
+            examples = p.example_sets()
             needle = (q or "").lower()
             matching = [
                 s
@@ -77,7 +80,7 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
                 and (source is None or s.skill.source_kind == source)
             ]
             return {
-                "skills": [_listed(s, tiers[s.id]) for s in matching[offset : offset + limit]],
+                "skills": [_listed(s, tiers[s.id], examples.get(s.id)) for s in matching[offset : offset + limit]],
                 "total": len(matching),
                 "count": len(every),
                 "offset": offset,
@@ -156,7 +159,7 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
     return router
 
 
-def _listed(skill: IndexedSkill, tier: str) -> dict[str, Any]:
+def _listed(skill: IndexedSkill, tier: str, examples: ExampleSet | None) -> dict[str, Any]:
     return {
         "id": skill.id,
         "name": skill.name,
@@ -168,4 +171,6 @@ def _listed(skill: IndexedSkill, tier: str) -> dict[str, Any]:
         "root": skill.skill.root,
         "triggers": list(skill.skill.route.triggers),
         "quality_issues": [issue.message for issue in skill.fingerprint.quality_issues],
+        "examples": list(examples.requests) if examples else [],
+        "examples_by": examples.model if examples else "",
     }

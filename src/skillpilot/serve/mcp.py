@@ -10,6 +10,8 @@ Tools (each returns ``structuredContent`` plus a text block for the model to rea
     omni_retrieve(query, sessionId?, graphSpace?, knowledgeBase?, sources?, maxTokens?, topK?)
                                          -> ``OmniResult.to_json()`` (as ``POST /context``)
     lint_skill(skill | path)             -> ``{skills: [lint report], failing, skipped}``
+    feedback(kind, message, skill | wrong + right) -> the recorded signal (as ``POST /feedback``):
+                                            a correction takes from the next route on
 
 Resource ``ontology://schema``: compact JSON (< 4 KB) naming the classes, properties and
 conventions the tools speak in, generated from the answer types (``RouteResult`` and every
@@ -48,7 +50,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields, is_dataclass
+from dataclasses import asdict, fields, is_dataclass
 from typing import Annotated, Any, TypedDict, get_args, get_type_hints
 
 from ..errors import MissingExtraError
@@ -75,6 +77,8 @@ from . import Refresher, SharedPilot, calls, find, is_loopback, package_version
 from .find import FILTERS, MATCHED_BY, SCOPES, InvalidArgument, check_query, check_top_k, matched_by
 from .protocol import BoundedH11Protocol, replaying
 from .stdio import checked, run_stdio
+
+FEEDBACK_KINDS = ("confirm", "correct", "ignore")
 
 TOP_K_RANGE = f"{MIN_TOP_K}-{MAX_TOP_K}"
 FILTERS_TEXT = "lists of strings: " + ", ".join(
@@ -251,6 +255,28 @@ def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
     ) -> CallToolResult:
         # Not under the routing lock: routes go on while a lint runs.
         return _tool(lambda: _lint(shared, skill, path))
+
+    @server.tool(
+        description="Tell the router what the user said about a route: kind confirm (skill was right), "
+        "correct (wrong was routed, right was meant) or ignore (skill was not used). Counts from the next "
+        "route on: the same message then goes to the corrected skill."
+    )
+    def feedback(
+        kind: Annotated[
+            str, Field(description="confirm, correct or ignore.", json_schema_extra={"enum": list(FEEDBACK_KINDS)})
+        ],
+        message: Annotated[str, Field(description="The user's message the route was for.")],
+        skill: Annotated[str | None, Field(description="confirm / ignore: the routed skill's id.")] = None,
+        wrong: Annotated[str | None, Field(description="correct: the skill that was routed.")] = None,
+        right: Annotated[str | None, Field(description="correct: the skill that was meant.")] = None,
+    ) -> CallToolResult:
+        def record() -> CallToolResult:
+            if kind not in FEEDBACK_KINDS:
+                raise InvalidArgument("kind", f"unknown feedback kind {kind!r}", FEEDBACK_KINDS)
+            query = check_query("message", message)
+            return _ok(asdict(shared(lambda p: p.feedback(kind, query, skill=skill, wrong=wrong, right=right))))
+
+        return _tool(record)
 
     @server.resource(
         "ontology://schema",

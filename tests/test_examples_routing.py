@@ -1,0 +1,114 @@
+"""Example requests route: a message only an example describes reaches its skill, `explain`
+names the example that matched, `stats` counts the skills with examples, the dashboard shows
+them on a skill's row, `lint` flags a skill without, a running router picks up examples another
+process wrote, and an OntoSkills skill's own intents count as its examples (fake encoder, real
+SQLite files)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from skillpilot import SkillPilot
+from skillpilot.examples import EXAMPLES_FILE
+from skillpilot.lint import lint
+
+from .cli_util import run_cli
+from .conftest import BENCH, require_corpus
+from .enrich_util import write_catalog
+
+ENCODER = "trigram-test"
+SCANNED = "my scanned letter is only a picture, make the words in it selectable"
+REQUESTS = {
+    "pdf-tools": [SCANNED, "join these two invoices into one document", "pull the table off page 3 of report.pdf"],
+}
+
+
+@pytest.fixture
+def pilot(tmp_path: Path, isolated_home: Path) -> SkillPilot:
+    pilot = SkillPilot(home=isolated_home, embed_provider=ENCODER, preconditions=False)
+    pilot.index([write_catalog(tmp_path / "skills")])
+    return pilot
+
+
+def imported(pilot: SkillPilot, tmp_path: Path) -> None:
+    source = tmp_path / "examples.json"
+    source.write_text(json.dumps(REQUESTS), encoding="utf-8")
+    assert pilot.import_examples(source).skills == ("pdf-tools",)
+
+
+def test_a_message_only_an_example_describes_routes_to_its_skill_and_explain_names_the_example(
+    pilot: SkillPilot, tmp_path: Path, isolated_home: Path
+) -> None:
+    before = pilot.route(SCANNED)
+    assert not (before.skill is not None and before.skill.id == "pdf-tools" and before.decision != "passthrough")
+    assert not (isolated_home / EXAMPLES_FILE).exists()  # routing never creates the file
+    imported(pilot, tmp_path)
+    after = pilot.route(SCANNED, trace=True)
+    assert after.skill is not None and after.skill.id == "pdf-tools" and after.decision != "passthrough"
+    assert f"closest example request (trigram-test/1): {SCANNED!r}, cosine 1.000" in after.reasons
+    assert any(r.startswith("example requests (BM25): rank 1") for r in after.reasons)
+    stages = {s.stage: s for s in after.trace or ()}
+    examples = stages["example requests (1 of 4 skills have them)"]
+    assert f"pdf-tools: {SCANNED!r} (1.000, trigram-test/1)" in examples.notes
+    assert "examples:bm25" in stages and "examples:dense:trigram-test/1" in stages
+
+
+def test_a_running_router_picks_up_examples_another_process_wrote(
+    pilot: SkillPilot, tmp_path: Path, isolated_home: Path
+) -> None:
+    pilot.route("merge two pdfs")  # the catalog is loaded and cached
+    other = SkillPilot(home=isolated_home, embed_provider=ENCODER)
+    imported(other, tmp_path)
+    other.close()
+    result = pilot.route(SCANNED)
+    assert result.skill is not None and result.skill.id == "pdf-tools"
+    assert any(r.startswith("closest example request") for r in result.reasons)
+
+
+def test_stats_lint_and_the_dashboard_show_which_skills_have_examples(
+    pilot: SkillPilot, tmp_path: Path, isolated_home: Path
+) -> None:
+    imported(pilot, tmp_path)
+    assert pilot.stats().examples == 1
+    text = run_cli("stats", home=isolated_home, SKILLPILOT_EMBED_PROVIDER=ENCODER).stdout
+    assert "Example requests: 1 of 4 skills (`skillpilot enrich` writes the rest)" in text
+    flagged = {r.id: [f.code for f in r.findings] for r in lint(pilot)}
+    assert "no-examples" not in flagged["pdf-tools"]
+    assert all("no-examples" in codes for skill, codes in flagged.items() if skill != "pdf-tools")
+    pytest.importorskip("fastapi")
+    from skillpilot.serve.http import create_app
+
+    from .surfaces_util import uvicorn_on_loopback
+    from .test_surfaces_serve import request
+
+    with uvicorn_on_loopback(create_app(pilot)) as url:
+        status, listing = request(url, "GET", "/skills?q=pdf")
+    (row,) = listing["skills"]
+    assert status == 200 and row["examples"] == REQUESTS["pdf-tools"] and row["examples_by"] == "import:examples.json"
+
+
+def test_an_ontoskills_skills_own_intents_are_its_examples(tmp_path: Path, isolated_home: Path) -> None:
+    require_corpus()
+    pytest.importorskip("rdflib")
+    module = BENCH / "ontoskills" / "registry" / "packages" / "mareasw" / "office" / "office"
+    root = tmp_path / "ontologies"
+    shutil.copytree(module, root / "office")
+    pilot = SkillPilot(home=isolated_home, embed_provider=ENCODER)
+    pilot.index([root])
+    (office,) = pilot.skills()
+    intents = office.skill.metadata["ontoskills"]["intents"]
+    own = pilot.example_sets()[office.id]
+    assert own.requests == tuple(intents) and (own.source, own.model) == ("skill", "skill")
+    assert pilot.stats().examples == 1
+    dry = json.loads(
+        run_cli(
+            "enrich", "--with", "openai", "--dry-run", "--json", home=isolated_home, SKILLPILOT_EMBED_PROVIDER=ENCODER
+        ).stdout
+    )
+    assert (dry["batches"], dry["had_examples"]) == ([], 1)
+    result = pilot.route(intents[0])
+    assert result.skill is not None and result.skill.id == office.id
