@@ -108,6 +108,18 @@ def test_ontoskill_by_id_alias_or_qualified_id_gives_the_skill_context(pilot: Sk
     assert "Requires: git" in text
 
 
+def test_an_unknown_tool_is_a_structured_error(pilot: SkillPilot) -> None:
+    answer = call(pilot, "route_message", {"message": "commit my changes"})
+    assert answer.is_error is True
+    assert answer.structured_content == {
+        "error": {
+            "code": "unknown_tool",
+            "message": f"there is no tool 'route_message'; call one of {', '.join(sorted(TOOLS))}",
+            "allowed": sorted(TOOLS),
+        }
+    }
+
+
 def test_ontoskill_search_answers_in_ontoskills_result_shape(pilot: SkillPilot) -> None:
     answer = call(pilot, "ontoskill", {"q": "resize banner.png to 1200 pixels wide", "top_k": 3})
     data = answer.structured_content

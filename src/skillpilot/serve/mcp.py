@@ -82,11 +82,15 @@ INSTRUCTIONS = "instructions"
 
 
 class _Server(MCPServer[Any]):
-    """``MCPServer`` whose argument-type errors are structured too, like the tools' own checks."""
+    """``MCPServer`` whose argument-type errors and unknown tool names are structured too, like
+    the tools' own checks."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        names = sorted(tool.name for tool in await self.list_tools())
+        if name not in names:
+            return _error("unknown_tool", f"there is no tool {name!r}; call one of {', '.join(names)}", allowed=names)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
