@@ -108,6 +108,21 @@ def test_ontoskill_by_id_alias_or_qualified_id_gives_the_skill_context(pilot: Sk
     assert "Requires: git" in text
 
 
+def test_ontoskill_loads_every_skill_id_its_search_returns(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    # Named as Composio's automation skills are: a space in the name, so in the id.
+    write_skill(root, "ahrefs", "name: Ahrefs Automation\ndescription: Automate Ahrefs SEO backlink reports.")
+    write_skill(root, "toggl", "name: Toggl Automation\ndescription: Automate Toggl time tracking entries.")
+    pilot = SkillPilot(home=tmp_path / "home", embed_provider="trigram-test")
+    pilot.index([root])
+    found = call(pilot, "ontoskill", {"q": "automate ahrefs seo backlink reports"}).structured_content
+    assert found is not None and found["results"], found
+    for result in found["results"]:
+        for q in (result["skill_id"], result["qualified_id"]):
+            context = call(pilot, "ontoskill", {"q": q}).structured_content
+            assert context is not None and context["skill"]["id"] == result["skill_id"], (q, context)
+
+
 def test_an_unknown_tool_is_a_structured_error(pilot: SkillPilot) -> None:
     answer = call(pilot, "route_message", {"message": "commit my changes"})
     assert answer.is_error is True

@@ -292,11 +292,16 @@ def _ontoskill(pilot: SkillPilot, q: str, top_k: int) -> CallToolResult:
 
 
 def _by_key_or_name(q: str, views: list[shapes.OntoView]) -> shapes.OntoView | None:
-    """The skill whose SkillPilot key (folder-relative path) or name is ``q``, ignoring case:
-    names OntoMCP does not know, tried after its own rules."""
+    """The skill whose id as this server gives it out (``skill_id``, ``qualified_id``: a search
+    result's, whatever characters it holds, "Ahrefs Automation" too), SkillPilot key
+    (folder-relative path) or name is ``q``, ignoring case: names OntoMCP does not know, tried
+    after its own rules."""
+    wanted = q.lower()
+    given = [v for v in views if wanted in (v.skill_id.lower(), v.qualified_id.lower())]
+    if given:
+        return min(given, key=shapes.tie_break)
     if not shapes.looks_like_id(q):
         return None
-    wanted = q.lower()
     named = [v for v in views if wanted in (v.skill.key.lower(), v.skill.name.lower())]
     return min(named, key=shapes.tie_break, default=None)
 
