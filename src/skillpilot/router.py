@@ -331,15 +331,16 @@ class SkillPilot:
         query = cap_query(query)
         settings = self.settings
         with single_threaded_blas():
-            ranking = self._rank(catalog, query, roots)
-            if not ranking.candidates:
+            unmatched = self._nothing_to_rank(catalog, query, roots)
+            ranking = self._rank(catalog, query, roots) if unmatched is None else None
+            if ranking is None or not ranking.candidates:
                 return RouteResult(
                     query=query,
                     skill=None,
                     confidence=0.0,
                     decision="passthrough",
                     method="no-match",
-                    reasons=("no skill matched any word or meaning of the message",),
+                    reasons=(unmatched or "no skill matched any word or meaning of the message",),
                     trace=explain.catalog_stages(catalog) if trace else None,
                     latency_ms=(time.perf_counter() - started - loading) * 1000,
                     load_ms=round(loading * 1000, 3),
@@ -380,6 +381,19 @@ class SkillPilot:
             latency_ms=round((time.perf_counter() - started - loading) * 1000, 3),
             load_ms=round(loading * 1000, 3),
         )
+
+    def _nothing_to_rank(self, catalog: Catalog, query: str, roots: Sequence[str] | None) -> str | None:
+        """Why ``query`` cannot go to any skill before anything is ranked (None: rank it): the
+        index or the folders asked for hold no skill."""
+        if not catalog.skills:
+            return "the index holds no skills: index a folder of them first (`skillpilot index FOLDER`)"
+        if roots is not None and not catalog.under(roots).any():
+            missing = [r for r in roots if not Path(r).expanduser().exists()]
+            if missing:
+                return f"no skill can be under {', '.join(missing)}: no such file or folder"
+            listed = ", ".join(roots) or "no folder (the roots given are empty)"
+            return f"no indexed skill is under {listed}: index it first (`skillpilot index FOLDER`)"
+        return None
 
     def plan(self, message: str) -> RouteResult:
         """Route ``message`` and split it into ordered steps at every marker ("and", "then",
