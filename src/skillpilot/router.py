@@ -62,6 +62,7 @@ from .rank import Ranking, Scores, rank, score
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.keywords import keyword_floor, keyword_terms
 from .routelog import RouteLog
+from .smalltalk import is_small_talk
 from .text import cap_query, clean_text
 
 logger = logging.getLogger(__name__)
@@ -384,7 +385,7 @@ class SkillPilot:
 
     def _nothing_to_rank(self, catalog: Catalog, query: str, roots: Sequence[str] | None) -> str | None:
         """Why ``query`` cannot go to any skill before anything is ranked (None: rank it): the
-        index or the folders asked for hold no skill."""
+        index or the folders asked for hold no skill, or the message is small talk."""
         if not catalog.skills:
             return "the index holds no skills: index a folder of them first (`skillpilot index FOLDER`)"
         if roots is not None and not catalog.under(roots).any():
@@ -393,6 +394,8 @@ class SkillPilot:
                 return f"no skill can be under {', '.join(missing)}: no such file or folder"
             listed = ", ".join(roots) or "no folder (the roots given are empty)"
             return f"no indexed skill is under {listed}: index it first (`skillpilot index FOLDER`)"
+        if is_small_talk(query):
+            return "the message asks for nothing a skill does (greetings, thanks, yes / no and numbers name no task)"
         return None
 
     def plan(self, message: str) -> RouteResult:
