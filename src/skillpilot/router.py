@@ -49,6 +49,7 @@ from .index.builder import Progress, build_index, space_named
 from .model import (
     BM25,
     Alternative,
+    Candidate,
     IndexedSkill,
     IndexReport,
     RetrieverId,
@@ -415,6 +416,12 @@ class SkillPilot:
         with single_threaded_blas():
             ranking = self._rank(catalog, query)
         candidates = ranking.candidates
+        keywords = ranking.scores.lists.get(BM25)
+        if keywords is not None and not keywords.any():
+            # None of the query's terms is in any skill (a Chinese query over English skills): the
+            # keyword index cannot read it, as MiniLM cannot read Chinese, so it is not asked, and
+            # the skills are scored on the evidence of the models that read the query.
+            candidates = tuple(_unread(c, BM25) for c in candidates)
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
             score = candidate_confidence(self.calibration, candidates, ranking.method, position)
@@ -513,6 +520,16 @@ class SkillPilot:
             orphan_vectors=self.store.orphan_vectors(),
             nearest_neighbours=catalog.nearest_neighbours,
         )
+
+
+def _unread(candidate: Candidate, retriever: RetrieverId) -> Candidate:
+    """``candidate`` as if ``retriever`` had not been asked (its scores were all zero, so RRF
+    counted none of them and the fused score holds none of its evidence)."""
+    return replace(
+        candidate,
+        ranks={r: rank for r, rank in candidate.ranks.items() if r != retriever},
+        raw={r: score for r, score in candidate.raw.items() if r != retriever},
+    )
 
 
 def _hit(skill: IndexedSkill, score: float, matched_by: tuple[RetrieverId, ...]) -> SearchHit:
