@@ -23,7 +23,7 @@ from typing import Literal
 from ..decide import SHORTLIST_SCORE
 from ..model import RouteResult, SkillRef
 
-__all__ = ["MAX_CONTEXT_CHARS", "ActionType", "AdapterAction", "action_for", "footer_for", "in_library"]
+__all__ = ["MAX_CONTEXT_CHARS", "ActionType", "AdapterAction", "action_for", "footer_for", "in_library", "skill_md"]
 
 ActionType = Literal["route", "inject", "passthrough"]
 MAX_CONTEXT_CHARS = 10_000
@@ -52,40 +52,51 @@ def action_for(
     via: str | None = None,
     library_roots: tuple[str, ...] = (),
 ) -> AdapterAction:
-    """The action for ``result``. A soft context is a shortlist: the top skill and the
-    runners-up whose own score reaches ``shortlist_score`` (``decide.SHORTLIST_SCORE``: chosen
-    so the shortlist holds the right skill as often as the top three do); ``via`` names the tool
-    that invokes a skill. A skill
-    under one of ``library_roots`` is one the agent does not know, so the context tells the model
-    to read its SKILL.md instead of invoking it."""
+    """The action for ``result``. A soft context is a shortlist: the router's pick, then the
+    runners-up whose own confidence (each as if it were the pick) reaches ``shortlist_score``
+    (``decide.SHORTLIST_SCORE``: chosen so the shortlist holds the right skill as often as the
+    top three do), the most confident first; every number is the confidence as the result gives
+    it. ``via`` names the tool that invokes a skill; with none (LangChain, OpenClaw: no Skill
+    tool), and for a skill under one of ``library_roots`` (one the agent does not know), the
+    context tells the model to read the skill's SKILL.md instead of invoking it."""
     skill = result.skill
     if skill is None or result.decision == "passthrough":
         return AdapterAction("passthrough")
     name = f"`{skill.name}`"
-    with_tool = f" with {via}" if via else ""
-    if in_library(skill.path, library_roots):
-        return _library_action(result, skill)
-    description = _clip(skill.description, MAX_DESCRIPTION_CHARS)
+    read = via is None or in_library(skill.path, library_roots)
+    use = f"read {skill_md(skill.path)} and follow its instructions" if read else f"invoke it with {via}"
+    lines = [
+        f"Skill: {_clip(skill.description, MAX_DESCRIPTION_CHARS)}",
+        f"Path: {skill_md(skill.path) if read else skill.path}",
+    ]
     why = "; ".join(result.reasons[:MAX_REASONS])
+    confidence = _number(result.confidence)
     if result.decision == "hard":
-        lines = [
-            f"SkillPilot routed this prompt to the skill {name} (confidence {result.confidence:.2f}).",
-            f"Before anything else, invoke the skill {name}{with_tool}, then follow its instructions.",
-            f"Skill: {description}",
-            f"Path: {skill.path}",
-        ]
+        order = (
+            f"Before anything else, read {skill_md(skill.path)} and follow its instructions."
+            if read
+            else f"Before anything else, invoke the skill {name} with {via}, then follow its instructions."
+        )
+        lines = [f"SkillPilot routed this prompt to the skill {name} (confidence {confidence}).", order, *lines]
         if why:
             lines.append(f"Why: {why}")
         return AdapterAction("route", skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,))
-    runners_up = [a for a in result.alternatives if a.score >= shortlist_score][: MAX_SOFT_CANDIDATES - 1]
-    lines = [
-        f"SkillPilot: the skill {name} may fit this prompt (confidence {result.confidence:.2f}).",
-        f"Skill: {description}",
-        f"Path: {skill.path}",
-    ]
-    lines.extend(f"Also consider `{a.id}` (score {a.score:.2f}), path {a.path}" for a in runners_up)
-    which = "one of them fits" if runners_up else "it fits"
-    lines.append(f"If {which} the request, invoke it{with_tool}; otherwise answer as usual.")
+    qualifying = [a for a in result.alternatives if a.score >= shortlist_score]
+    runners_up = sorted(qualifying, key=lambda a: -a.score)[: MAX_SOFT_CANDIDATES - 1]
+    lines.insert(0, f"SkillPilot: the skill {name} may fit this prompt (confidence {confidence}).")
+    reads = [read or in_library(runner.path, library_roots) for runner in runners_up]
+    for runner, by_path in zip(runners_up, reads, strict=True):
+        where = skill_md(runner.path) if by_path else runner.path
+        lines.append(f"Also consider `{runner.id}` (confidence {_number(runner.score)}), {where}")
+    if not runners_up:
+        lines.append(f"If it fits the request, {use}; otherwise answer as usual.")
+    elif read:
+        lines.append(
+            "If one of them fits the request, read its SKILL.md and follow its instructions; otherwise answer as usual."
+        )
+    else:
+        also = ", or read the SKILL.md named for it" if any(reads) else ""
+        lines.append(f"If one of them fits the request, invoke it with {via}{also}; otherwise answer as usual.")
     return AdapterAction(
         "inject",
         skill,
@@ -101,20 +112,20 @@ def in_library(path: str, library_roots: tuple[str, ...]) -> bool:
     return any(resolved.is_relative_to(Path(root).expanduser().resolve()) for root in library_roots)
 
 
-def _library_action(result: RouteResult, skill: SkillRef) -> AdapterAction:
-    skill_md = Path(skill.path) / "SKILL.md" if Path(skill.path).is_dir() else Path(skill.path)
-    if result.decision == "hard":
-        lead = f"SkillPilot routed this prompt to the skill `{skill.name}` (confidence {result.confidence:.2f})."
-        order = f"Before anything else, read {skill_md} and follow its instructions."
-    else:
-        lead = f"SkillPilot: the skill `{skill.name}` may fit this prompt (confidence {result.confidence:.2f})."
-        order = f"If it fits the request, read {skill_md} and follow its instructions; otherwise answer as usual."
-    lines = [lead, order, f"Skill: {_clip(skill.description, MAX_DESCRIPTION_CHARS)}"]
-    why = "; ".join(result.reasons[:MAX_REASONS])
-    if why:
-        lines.append(f"Why: {why}")
-    kind: ActionType = "route" if result.decision == "hard" else "inject"
-    return AdapterAction(kind, skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,))
+def skill_md(path: str) -> Path:
+    """The file a model reads to use the skill at ``path`` (a skill folder's SKILL.md)."""
+    folder = Path(path)
+    try:
+        is_folder = folder.is_dir()
+    except OSError:  # a path the system cannot look up (too long) names no folder
+        is_folder = False
+    return folder / "SKILL.md" if is_folder else folder
+
+
+def _number(value: float) -> str:
+    """A confidence as the result gives it (rounded to 4 decimals, no trailing zeros): a context
+    that says 0.80 for 0.7963 tells the model more than the router knows."""
+    return f"{round(value, 4):g}"
 
 
 def footer_for(result: RouteResult, show_routing_info: bool, show_conflict_info: bool) -> str:
