@@ -69,19 +69,15 @@ def collect(home: Path) -> list[Example]:
     for suite, (skills, queries) in SUITES.items():
         pilot = SkillPilot(home=home / suite, preconditions=False)
         pilot.index([skills], replace=True)
-        catalog = pilot._catalog()
-        keys = [s.key for s in catalog.skills]
+        keys = [s.key for s in pilot.skills()]
         for line in queries.read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue
             query = json.loads(line)
             # The skills' redirects move multipliers as routing does (judged on the shipped fusion
             # weights' ranking, which only decides whether the redirecting skill was in the running).
-            ranking = pilot._rank(catalog, str(query["query"]))
-            redirected = ranking.redirected
-            multipliers = catalog.multipliers
-            if redirected is not None:
-                multipliers = multipliers * np.exp(redirected.log_multipliers)
+            ranking = pilot.ranking(str(query["query"]))
+            multipliers = ranking.multipliers
             expected = set(query["expected"])  # type: ignore[call-overload]
             labels = np.array([k in expected for k in keys], dtype=float)
             examples.append(Example(suite, query, keys, ranking.lists, multipliers, labels))

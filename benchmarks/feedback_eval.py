@@ -137,7 +137,7 @@ def main() -> None:
                 row[n] += v
 
         for taught, untaught in (halves, halves[::-1]):
-            pilot.feedback_store.reset()
+            pilot.reset_feedback()
             for query in taught:
                 routed = before[query["id"]].key
                 assert routed is not None
@@ -171,7 +171,7 @@ def main() -> None:
             )
             add("everything else", rest, before, after)
             add("  of which in a corrected skill's conflict group", same_group, before, after)
-        pilot.feedback_store.reset()
+        pilot.reset_feedback()
         threshold = unrelated_similarity(pilot, dev)
         pilot.close()
 

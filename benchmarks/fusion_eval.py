@@ -31,9 +31,7 @@ from skillpilot.bench.suites import default_data_dir, shared_suite
 from skillpilot.decide import shipped_calibration
 from skillpilot.fuse import fuse
 from skillpilot.model import FAST, RetrieverId
-from skillpilot.rank import score
 from skillpilot.retrieve.dense import single_threaded_blas
-from skillpilot.text import cap_query
 
 SEED = 0
 
@@ -49,19 +47,20 @@ def build(cache: Path, limit: int) -> Path:
         suite = shared_suite("metatool", default_data_dir(), Path(tmp), limit, SEED)
         pilot = SkillPilot(home=Path(tmp) / "home", store="", preconditions=False, feedback_enabled=False)
         pilot.index([suite.catalog.root], replace=True)
-        catalog = pilot._catalog()
-        keys = [s.key for s in catalog.skills]
+        keys = [s.key for s in pilot.skills()]
         descriptions = {e.key: e.description for e in suite.catalog.entries}
-        described = {
-            r.encoder.name: np.asarray(r.encoder.encode_batch([descriptions[k] for k in keys])) for r in catalog.dense
-        }
+        described = {e.name: np.asarray(e.encode_batch([descriptions[k] for k in keys])) for e in pilot.encoders}
         size, count = len(keys), len(suite.queries)
         lists: dict[str, np.ndarray] = {}
         answered: dict[str, np.ndarray] = {}
         semantic_router = np.zeros((count, size), dtype=np.float32)
+        multipliers = np.ones(size)
         with single_threaded_blas():
             for n, query in enumerate(suite.queries):
-                scores = score(catalog, cap_query(query.query), pilot._read_query)
+                ranking = pilot.ranking(query.query)
+                scores = ranking.scores
+                # No redirects or feedback here: every query's are the catalog's trust multipliers.
+                multipliers = ranking.multipliers
                 for name, values in scores.lists.items():
                     lists.setdefault(str(name), np.zeros((count, size), dtype=np.float32))[n] = values
                     answered.setdefault(str(name), np.zeros(count, dtype=bool))[n] = True
@@ -71,7 +70,7 @@ def build(cache: Path, limit: int) -> Path:
         arrays: dict[str, np.ndarray] = {
             "names": np.array(sorted(lists)),
             "expected": expected,
-            "multipliers": catalog.multipliers,
+            "multipliers": multipliers,
             "semantic_router": semantic_router,
             **{f"list:{k}": v for k, v in lists.items()},
             **{f"answered:{k}": v for k, v in answered.items()},

@@ -29,7 +29,7 @@ suites (fusion weights and confidence refitted per fold); (2) MetaTool's 20,614 
 ``fusion_eval.py``'s stored lists with only the BM25 list recomputed (checked equal to the stored
 one for the shipped code), fused with weights fitted on all dev queries, never on MetaTool;
 (3) BM25 alone (top-1) on both. The variants are installed by patching the benchmark process
-(``catalog.BM25Retriever``, ``fuse.normalised``): the router itself is unchanged.
+(the ``bm25`` retriever registration, ``fuse.normalised``): the router itself is unchanged.
 """
 
 from __future__ import annotations
@@ -46,12 +46,13 @@ from pathlib import Path
 
 import numpy as np
 
-from skillpilot import SkillPilot, catalog, fuse
+from skillpilot import SkillPilot, fuse
 from skillpilot.bench.suites import default_data_dir, shared_suite
 from skillpilot.decide import shipped_calibration
 from skillpilot.model import BM25, IndexedSkill, RetrieverId
+from skillpilot.retrieve import register_retriever
 from skillpilot.retrieve.bm25 import BM25Index, BM25Retriever, skill_terms
-from skillpilot.text import cap_query, tokenize, word_terms, words
+from skillpilot.text import Query, word_terms, words
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import calibrate  # noqa: E402
@@ -168,8 +169,8 @@ def retriever_class(variant: Variant) -> type[BM25Retriever]:
                     index._postings[term] = (ids, weights * (idf / index._idf[term]))
                     index._idf[term] = idf
 
-        def scores(self, query: str) -> np.ndarray:
-            terms = tokenize(cap_query(query))
+        def scores(self, query: Query) -> np.ndarray:
+            terms = list(query.terms)
             scores = self.index.scores(terms)
             if variant.kind == "background-z":
                 marked = scores.view(MarkedScores)
@@ -226,7 +227,8 @@ def install(variant: Variant) -> None:
     global routed_bm25
     routed_bm25 = BM25Retriever if variant.kind == "shipped" else retriever_class(variant)
     normalised, normalised_at = normalisers(variant)
-    vars(catalog)["BM25Retriever"] = routed_bm25
+    bm25 = routed_bm25
+    register_retriever("bm25", lambda sources: [bm25(sources.skills)] if sources.settings.enable_keyword else [])
     vars(calibrate)["normalised"] = fuse.normalised = normalised
     fuse._normalised_at = normalised_at
 
@@ -237,13 +239,13 @@ def metatool_keyword(home: Path) -> tuple[BM25Retriever, list[str]]:
         suite = shared_suite("metatool", default_data_dir(), Path(tmp), 0, fusion_eval.SEED)
         pilot = SkillPilot(home=home, store="", preconditions=False, feedback_enabled=False)
         pilot.index([suite.catalog.root], replace=True)
-        return routed_bm25(pilot._catalog().skills), [q.query for q in suite.queries]
+        return routed_bm25(pilot.skills()), [q.query for q in suite.queries]
 
 
 def metatool_keyword_lists(home: Path) -> list[np.ndarray]:
     """BM25 scores of every MetaTool query, in suite order (a list: rows may carry their spread)."""
     retriever, queries = metatool_keyword(home)
-    return [retriever.scores(cap_query(q)) for q in queries]
+    return [retriever.scores(Query.of(q)) for q in queries]
 
 
 def losses_by_matched_terms(home: Path, data: Mapping[str, np.ndarray], sample: int) -> dict[str, int]:
@@ -264,7 +266,7 @@ def losses_by_matched_terms(home: Path, data: Mapping[str, np.ndarray], sample: 
         winner = fuse.fuse(lists, weights, data["multipliers"])[0].index
         if winner == gold or int(dense[i].argmax()) != gold:
             continue
-        terms = {t for t in tokenize(cap_query(queries[i])) if t in postings}
+        terms = {t for t in Query.of(queries[i]).terms if t in postings}
         shared = [sum(tool in postings[t][0] for t in terms) for tool in (winner, gold)]
         counts[f"winner {shared[0]} / expected {shared[1]}"] += 1
     return dict(counts.most_common())

@@ -34,6 +34,7 @@ from typing import Any
 
 from skillpilot import SkillPilot
 from skillpilot.plan import as_plan, split
+from skillpilot.text import Query
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent.parent / "shared" / "bench"
@@ -87,10 +88,10 @@ def metatool(work: Path) -> dict[str, Any]:
 def _clause_skills(pilot: SkillPilot, message: str) -> set[str]:
     """The skills the message's clauses route to on their own (none for a one-clause message):
     with the whole route's skill, the most any acceptance rule over clause routes can find."""
-    clauses = split(message)
+    clauses = split(Query.of(message))
     if len(clauses) < 2:
         return set()
-    routes = [pilot.route(clause.text, plan=False, log=False) for clause in clauses]
+    routes = [pilot.route(clause.query, plan=False, log=False) for clause in clauses]
     return {route.skill.id for route in routes if route.skill is not None}
 
 
@@ -122,7 +123,7 @@ def development(work: Path) -> dict[str, Any]:
     latency: dict[str, list[float]] = {"one clause": [], "several clauses": []}
     for item in queries:
         result = pilot.plan(item["query"])
-        kind = "several clauses" if len(split(result.query)) >= 2 else "one clause"
+        kind = "several clauses" if len(split(Query.of(result.query))) >= 2 else "one clause"
         latency[kind].append(result.latency_ms)
         if result.plan:
             splits.append(

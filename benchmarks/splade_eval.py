@@ -56,7 +56,7 @@ from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.fuse import fuse  # noqa: E402
 from skillpilot.model import RetrieverId  # noqa: E402
 from skillpilot.retrieve.dense import embedding_texts  # noqa: E402
-from skillpilot.text import cap_query, mostly_cjk  # noqa: E402
+from skillpilot.text import Query, mostly_cjk  # noqa: E402
 
 SPARSE = RetrieverId("sparse", "splade-tiny")  # type: ignore[arg-type]
 RECIPES = ("description", "parts-max", "parts-union")
@@ -97,7 +97,7 @@ class SpladeIndex:
         self.union = scipy.sparse.csr_matrix(np.maximum.reduceat(used, self.starts, axis=0))
 
     def encode(self, query: str) -> np.ndarray:
-        return self.model.encode([cap_query(query)], self.head)[0]
+        return self.model.encode([Query.of(query).text], self.head)[0]
 
     def scores(self, vector: np.ndarray, recipe: str) -> np.ndarray:
         if recipe == "description":
@@ -116,8 +116,7 @@ def _unpadded(model: SpladeModel) -> Any:
 
 
 def splade_index(pilot: SkillPilot, model: SpladeModel, cache: Path | None = None) -> SpladeIndex:
-    catalog = pilot._catalog()
-    return SpladeIndex(model, [embedding_texts(s.skill, s.fingerprint) for s in catalog.skills], cache)
+    return SpladeIndex(model, [embedding_texts(s.skill, s.fingerprint) for s in pilot.skills()], cache)
 
 
 def asks_models(lists: Any) -> bool:
@@ -203,11 +202,11 @@ def metatool(
     pilot = SkillPilot(home=home / "metatool", preconditions=False, feedback_enabled=False)
     pilot.index([catalog], replace=True)
     index = splade_index(pilot, model, home)
-    keys = [s.key for s in pilot._catalog().skills]
-    multipliers = pilot._catalog().multipliers
+    keys = [s.key for s in pilot.skills()]
     hits = {arm: 0 for arm in weights}
     for query, tool in rows:
-        lists = dict(pilot.score_lists(query).lists)
+        ranking = pilot.ranking(query)
+        lists, multipliers = dict(ranking.lists), ranking.multipliers
         with_sparse = {**lists, SPARSE: index.scores(index.encode(query), recipe)} if asks_models(lists) else lists
         for arm, fitted in weights.items():
             candidates = fuse(with_sparse if arm == "splade" else lists, fitted, multipliers)
@@ -230,13 +229,13 @@ def query_latency(index: SpladeIndex, pilot: SkillPilot, queries: list[str], rec
     """CPU milliseconds of this thread per query (one BLAS thread), SPLADE encode + score, with
     the router's MiniLM query encoding measured the same way in turn, query by query: on a
     shared machine the ratio holds where wall times do not."""
-    minilm = next(r for r in pilot._catalog().dense if "MiniLM" in r.encoder.name)
+    minilm = next(e for e in pilot.encoders if "MiniLM" in e.name)
     splade, reference = [], []
     for query in [*queries[:10], *queries]:  # the first ten warm both up
         started = time.thread_time()
         index.scores(index.encode(query), recipe)
         middle = time.thread_time()
-        minilm.encode(query)
+        minilm.encode_batch([Query.of(query).text])
         splade.append((middle - started) * 1000)
         reference.append((time.thread_time() - middle) * 1000)
     splade, reference = splade[10:], reference[10:]
@@ -265,7 +264,7 @@ def main() -> None:
         with threadpool_limits(limits=1, user_api="blas"):
             for suite in calibrate.SUITES:
                 pilot = SkillPilot(home=home / suite, preconditions=False)
-                keys = [s.key for s in pilot._catalog().skills]
+                keys = [s.key for s in pilot.skills()]
                 assert all(e.keys == keys for e in examples if e.suite == suite), "catalog order changed"
                 indexes[suite] = splade_index(pilot, model, home)
             vectors = [
@@ -284,8 +283,8 @@ def main() -> None:
             arms[f"splade/{recipe}"] = out_of_fold(with_splade(examples, vectors, indexes, recipe), [*names, SPARSE])
         real = indexes["real"]
         real_pilot = SkillPilot(home=home / "real", preconditions=False)
-        texts = [t for s in real_pilot._catalog().skills for t in embedding_texts(s.skill, s.fingerprint)]
-        minilm = next(r.encoder for r in real_pilot._catalog().dense if "MiniLM" in r.encoder.name)
+        texts = [t for s in real_pilot.skills() for t in embedding_texts(s.skill, s.fingerprint)]
+        minilm = next(e for e in real_pilot.encoders if "MiniLM" in e.name)
         started = time.process_time()
         minilm.encode_batch(texts)
         minilm_doc_seconds = time.process_time() - started

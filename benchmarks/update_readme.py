@@ -1,9 +1,11 @@
-"""Put the latest benchmark table into README.md and benchmarks/README.md (between the
-bench:start/end markers).
+"""Put the latest benchmark table into the documentation's benchmark page
+(docs/benchmarks/index.md) and benchmarks/README.md (between the bench:start/end markers).
 
     python benchmarks/update_readme.py [benchmarks/results/latest.json]
 
-The table is rendered from the results file, never typed by hand, so the READMEs stay true.
+The table is rendered from the results file, never typed by hand, so both pages stay true. Both
+show the chart from benchmarks/results as results/<chart> (the site's hook puts that folder
+beside its benchmark page). The README's headline figures are written by hand from these runs.
 """
 
 from __future__ import annotations
@@ -24,14 +26,13 @@ def main() -> None:
     document = json.loads(results.read_text(encoding="utf-8"))
     machine = document.get("machine", {})
     chart = results.with_suffix(".png").name
-    for readme in (REPO / "README.md", REPO / "benchmarks" / "README.md"):
-        # The chart's path, relative to the README that shows it.
-        folder = results.parent.resolve().relative_to(readme.parent.resolve()).as_posix()
-        header = (
-            f"Run of {document['date'][:10]} on {machine.get('cpus', '?')} cores "
-            f"({machine.get('machine', '')}, {machine.get('memory_gb', '?')} GB); chart: "
-            f"![benchmark]({folder}/{chart})\n\n"
-        )
+    folder = results.parent.resolve().relative_to(REPO / "benchmarks").as_posix()
+    header = (
+        f"Run of {document['date'][:10]} on {machine.get('cpus', '?')} cores "
+        f"({machine.get('machine', '')}, {machine.get('memory_gb', '?')} GB); chart: "
+        f"![benchmark]({folder}/{chart})\n\n"
+    )
+    for readme in (REPO / "docs" / "benchmarks" / "index.md", REPO / "benchmarks" / "README.md"):
         text = readme.read_text(encoding="utf-8")
         blocks = re.findall(re.escape(START) + ".*?" + re.escape(END), text, flags=re.S)
         if len(blocks) != 1:

@@ -58,21 +58,22 @@ def require_corpus() -> None:
     pytest.skip(message)
 
 
-def write_encoder_plugin(site: Path, distribution: str, entry_points: dict[str, str]) -> None:
+def write_plugin(site: Path, distribution: str, group: str, entry_points: dict[str, str]) -> None:
     """Install a distribution into the folder ``site`` the way pip would leave it (a dist-info with
-    its metadata), declaring ``entry_points`` (spec -> "module:factory") in ``skillpilot.encoders``."""
+    its metadata), declaring ``entry_points`` (name -> "module:factory") in ``group``
+    (``skillpilot.encoders``, ``skillpilot.retrievers``, ``skillpilot.stores``)."""
     info = site / f"{distribution.replace('-', '_')}-1.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n", encoding="utf-8")
-    lines = [f"{spec} = {target}" for spec, target in entry_points.items()]
-    (info / "entry_points.txt").write_text("[skillpilot.encoders]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    lines = [f"{name} = {target}" for name, target in entry_points.items()]
+    (info / "entry_points.txt").write_text(f"[{group}]\n" + "\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _install_fake_encoder() -> None:
     # The fake encoder (tests/fake_encoder.py) reaches tests as an installed plugin would.
     site = Path(tempfile.mkdtemp(prefix="skillpilot-test-plugins-"))
     atexit.register(shutil.rmtree, site, ignore_errors=True)
-    write_encoder_plugin(site, "skillpilot-test-encoders", {"trigram-test": "tests.fake_encoder:build"})
+    write_plugin(site, "skillpilot-test-encoders", "skillpilot.encoders", {"trigram-test": "tests.fake_encoder:build"})
     sys.path.append(str(site))
 
 

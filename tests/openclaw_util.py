@@ -1,4 +1,4 @@
-"""Where the OpenClaw tests find Node 24 and openclaw: the README's install prefix."""
+"""Where the OpenClaw tests find Node 24 and openclaw: the OpenClaw guide's install prefix (docs/hosts/openclaw.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ MIN_NODE = (24, 16)
 
 
 def openclaw_prefix() -> Path:
-    """``$OPENCLAW_PREFIX``, else ``/opt/openclaw`` (where `.ci/run` runs the README's install)."""
+    """``$OPENCLAW_PREFIX``, else ``/opt/openclaw`` (where `.ci/run` runs the guide's install)."""
     return Path(os.environ.get("OPENCLAW_PREFIX") or "/opt/openclaw")
 
 
@@ -31,7 +31,9 @@ def require_openclaw() -> tuple[Path, Path]:
     openclaw = openclaw_prefix() / "node_modules" / "openclaw"
     if is_node_24(node) and (openclaw / "package.json").exists():
         return node, openclaw
-    message = f"needs Node 24 and openclaw 2026.9.x in {openclaw_prefix()} (README, OpenClaw: the install commands)"
+    message = (
+        f"needs Node 24 and openclaw 2026.9.x in {openclaw_prefix()} (docs/hosts/openclaw.md: the install commands)"
+    )
     if os.environ.get("CI") == "true":
         pytest.fail(message + "; .ci/run runs them")
     pytest.skip(message)

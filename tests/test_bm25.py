@@ -1,5 +1,5 @@
-"""BM25: scores against bm25s's Lucene variant on real skill descriptions, top-k against a naive
-sort, and the user-visible behaviour of BM25Retriever on real SKILL.md files."""
+"""BM25: scores against bm25s's Lucene variant on real skill descriptions, fusion's top-k of them
+against a naive sort, and the user-visible behaviour of BM25Retriever on real SKILL.md files."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 import yaml
 
-from skillpilot.model import Fingerprint, Hit, IndexedSkill, Requirements, RouteHints, Skill
+from skillpilot.fuse import top_order
+from skillpilot.model import BM25, Fingerprint, IndexedSkill, Requirements, RouteHints, Skill
 from skillpilot.retrieve import Retriever
 from skillpilot.retrieve.bm25 import DEFAULT_B, DEFAULT_K1, BM25Index, BM25Retriever, skill_terms
-from skillpilot.text import mostly_cjk, tokenize
+from skillpilot.text import Query, mostly_cjk, tokenize
 
 from .conftest import require_corpus
 
@@ -69,9 +70,19 @@ def conflict_catalog() -> list[IndexedSkill]:
     return [indexed(folder, CONFLICTS) for folder in sorted(CONFLICTS.iterdir()) if folder.is_dir()]
 
 
-def naive_top(scores: np.ndarray, k: int) -> list[Hit]:
+def naive_top(scores: np.ndarray, k: int) -> list[int]:
+    """The positions of the ``k`` best scores > 0, by a full sort (ties: lower position first)."""
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-    return [Hit(i, float(scores[i])) for i in order if scores[i] > 0][:k]
+    return [i for i in order if scores[i] > 0][:k]
+
+
+def found(scores: np.ndarray, k: int) -> list[int]:
+    """What fusion takes as a keyword list's best ``k`` (``top_order``), matches only."""
+    return [int(i) for i in top_order(scores, k) if scores[i] > 0]
+
+
+def ranked(retriever: BM25Retriever, query: str, k: int) -> list[int]:
+    return found(retriever.scores(Query.of(query)), k)
 
 
 QUERIES = [
@@ -103,7 +114,7 @@ def test_scores_equal_bm25s_lucene(query: str) -> None:
     assert got.shape == (30,)
     assert np.count_nonzero(expected) > 0
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
-    assert [hit.index for hit in ours.top(terms, 30)] == [hit.index for hit in naive_top(expected, 30)]
+    assert found(got, 30) == naive_top(expected, 30)
 
 
 def test_repeated_query_term_counts_each_time() -> None:
@@ -123,19 +134,14 @@ def test_top_k_equals_naive_full_sort_including_ties(k: int) -> None:
     for query in ["skill", "review code pull request", "data analysis python"]:
         terms = tokenize(query)
         scores = index.scores(terms)
-        assert index.top(terms, k) == naive_top(scores, k)
+        assert found(scores, k) == naive_top(scores, k)
     assert index.scores(tokenize("skill"))[3] == index.scores(tokenize("skill"))[30]
 
 
-def test_top_k_of_zero_and_unknown_terms_is_empty() -> None:
+def test_unknown_terms_and_empty_documents_score_nothing() -> None:
     index = BM25Index([tokenize(text) for text in sample_descriptions()])
-    assert index.top(tokenize("pull request"), 0) == []
-    assert index.top(["zzyzx"], 5) == []
-    assert index.top([], 5) == []
-
-
-def test_empty_catalog_and_empty_documents() -> None:
-    assert BM25Index([]).top(["pdf"], 3) == []
+    assert not index.scores(["zzyzx"]).any() and not index.scores([]).any()
+    assert BM25Index([]).scores(["pdf"]).tolist() == []
     assert BM25Index([[], []]).scores(["pdf"]).tolist() == [0.0, 0.0]
 
 
@@ -148,8 +154,7 @@ def test_stemming_matches_inflected_query() -> None:
 
     # In the real conflict catalog, the github skill's body says "open, review or merge a pull request".
     catalog = conflict_catalog()
-    hits = BM25Retriever(catalog).search("opening pull requests", 3)
-    assert catalog[hits[0].index].key == "github"
+    assert catalog[ranked(BM25Retriever(catalog), "opening pull requests", 3)[0]].key == "github"
 
 
 def test_chinese_query_matches_chinese_text() -> None:
@@ -162,24 +167,24 @@ def test_chinese_query_matches_chinese_text() -> None:
         docs.append(tokenize(text))
     index = BM25Index(docs)
 
-    hits = index.top(tokenize("评估可行性和创新性"), 5)  # simplified: 可行性 is shared, 創新 is not
-    assert [hit.index for hit in hits] == [40]
-    assert index.top(tokenize("可行性"), 5)[0].index == 40
+    # simplified: 可行性 is shared, 創新 is not
+    assert found(index.scores(tokenize("评估可行性和创新性")), 5) == [40]
+    assert found(index.scores(tokenize("可行性")), 5)[0] == 40
 
 
 @pytest.mark.parametrize("query", ["", "   ", "what is it that you would do?", "!!!"])
 def test_empty_or_stop_word_query_returns_nothing(query: str) -> None:
     retriever: Retriever = BM25Retriever(conflict_catalog())
-    assert retriever.search(query, 5) == []
+    assert not retriever.scores(Query.of(query)).any()
 
 
 def test_retriever_ranks_real_conflict_catalog() -> None:
     catalog = conflict_catalog()
     retriever = BM25Retriever(catalog)
-    assert retriever.name == "bm25"
+    assert retriever.id == BM25 and str(retriever.id) == "bm25"
 
     def keys(query: str, k: int) -> list[str]:
-        return [catalog[hit.index].key for hit in retriever.search(query, k)]
+        return [catalog[i].key for i in ranked(retriever, query, k)]
 
     assert keys("rerun the failed job in CI", 5) == ["github-actions", "slack-notifier"]
     # Only docker and docker-compose say "docker" (kubernetes does not), the focused one first.
@@ -223,11 +228,11 @@ def test_skill_terms_fields_trigger_weight_and_body_cut() -> None:
 def test_trigger_weight_lifts_trigger_phrase_hits() -> None:
     catalog = conflict_catalog()
     # "post in slack" is the slack skill's trigger; slack-notifier's description also says Slack.
-    weighted = BM25Retriever(catalog).search("post in slack", 2)
-    flat = BM25Retriever(catalog, trigger_weight=1).search("post in slack", 2)
+    weighted = BM25Retriever(catalog).scores(Query.of("post in slack"))
+    flat = BM25Retriever(catalog, trigger_weight=1).scores(Query.of("post in slack"))
     slack = next(i for i, s in enumerate(catalog) if s.key == "slack")
-    assert weighted[0].index == slack
-    assert weighted[0].score > next(h.score for h in flat if h.index == slack)
+    assert found(weighted, 2)[0] == slack
+    assert weighted[slack] > flat[slack]
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 ``claude -p`` runs in a throwaway HOME whose ``~/.claude/skills`` holds real SKILL.md folders and
 whose settings.json carries SkillPilot's hooks; the model is a scripted Messages API on
-127.0.0.1 that records every request (``skillpilot.bench.claude_code``). The assertions read what
+127.0.0.1 that records every request (``tests.harness.claude_code``). The assertions read what
 Claude Code actually sent the model: its own skill listing and the hook's context beside it.
 
 Marked ``real_cli`` (CI-only, tens of seconds): skipped without the CLI, required with CI=true.
@@ -23,7 +23,12 @@ import pytest
 pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
-from skillpilot.bench.claude_code import (  # noqa: E402
+from skillpilot.feedback import FeedbackStore  # noqa: E402
+from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
+from skillpilot.serve.http import create_app  # noqa: E402
+
+from .claude_code_util import claude_binary  # noqa: E402
+from .harness.claude_code import (  # noqa: E402
     Recorded,
     claude_env,
     hook_context,
@@ -33,11 +38,6 @@ from skillpilot.bench.claude_code import (  # noqa: E402
     text_reply,
     tool_use,
 )
-from skillpilot.feedback import FeedbackStore  # noqa: E402
-from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
-from skillpilot.serve.http import create_app  # noqa: E402
-
-from .claude_code_util import claude_binary  # noqa: E402
 from .surfaces_util import SKILLS, uvicorn_on_loopback  # noqa: E402
 
 pytestmark = pytest.mark.real_cli

@@ -338,7 +338,7 @@ def test_the_implicit_correction_is_stored_and_one_never_makes_a_hard_route(tmp_
         run_hook(pilot.settings.home, prompt_payload(prompt, tmp_path))
         run_hook(pilot.settings.home, tool_payload("changelog-writer", tmp_path))
         again = run_hook(pilot.settings.home, prompt_payload(prompt, tmp_path))
-    (signal,) = pilot.feedback_store.signals()
+    (signal,) = pilot.feedback_signals()
     assert (signal.kind, signal.skill, signal.wrong, signal.implicit) == (
         "corrected",
         "changelog-writer",

@@ -24,12 +24,12 @@ pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.adapters import claude_code_setup  # noqa: E402
-from skillpilot.bench.claude_code import claude_env, hook_context, run_claude, scripted_api, text_reply  # noqa: E402
 from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
 from skillpilot.serve.http import create_app  # noqa: E402
 
 from .claude_code_util import claude_binary  # noqa: E402
 from .conftest import REPO  # noqa: E402
+from .harness.claude_code import claude_env, hook_context, run_claude, scripted_api, text_reply  # noqa: E402
 from .surfaces_util import SKILLS, uvicorn_on_loopback  # noqa: E402
 
 pytestmark = pytest.mark.real_cli

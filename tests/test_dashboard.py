@@ -107,11 +107,11 @@ def test_try_box_tells_a_pick_from_a_pass_through_and_records_feedback(tmp_path:
         assert egg in page.locator("#newest-rows tr").first.inner_text()
         page.close()
     # The try box's routes are the dashboard's own in the log, apart from the other surfaces.
-    assert [(e.surface, e.query) for e in pilot.route_log.entries(limit=2)] == [
+    assert [(e.surface, e.query) for e in pilot.log_entries(limit=2)[0]] == [
         ("dashboard", egg),
         ("dashboard", "commit my changes"),
     ]
-    signals = pilot.feedback_store.signals()
+    signals = pilot.feedback_signals()
     assert [(s.kind, s.query, s.skill, s.wrong) for s in signals] == [
         ("confirmed", "commit my changes", "git-commit", None),
         ("corrected", egg, meant, guess),
@@ -164,7 +164,7 @@ def test_a_one_time_link_signs_the_browser_in_and_leaves_no_token_in_the_url(tmp
         page.click("#feedback-confirm")  # a cookie POST from our own origin
         page.wait_for_selector("#feedback-status:has-text('recorded')")
         context.close()
-    assert [s.skill for s in pilot.feedback_store.signals()] == ["git-commit"]
+    assert [s.skill for s in pilot.feedback_signals()] == ["git-commit"]
 
 
 @pytest.fixture(scope="module")

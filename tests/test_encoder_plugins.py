@@ -14,7 +14,7 @@ from pathlib import Path
 from skillpilot import SkillPilot
 from skillpilot.encoders import available_encoders
 
-from .conftest import EXAMPLES, REPO, write_encoder_plugin
+from .conftest import EXAMPLES, REPO, write_plugin
 from .fake_encoder import SPEC, TrigramEncoder
 
 PLUGIN_MODULE = """
@@ -60,7 +60,9 @@ def test_an_installed_plugin_is_selected_by_name_in_config(tmp_path: Path) -> No
     site = tmp_path / "site-packages"
     site.mkdir()
     (site / "shout_encoder.py").write_text(PLUGIN_MODULE, encoding="utf-8")
-    write_encoder_plugin(site, "shout-encoder", {"shout": "shout_encoder:build", "broken": "no_such_module:build"})
+    write_plugin(
+        site, "shout-encoder", "skillpilot.encoders", {"shout": "shout_encoder:build", "broken": "no_such_module:build"}
+    )
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.yaml").write_text("embed:\n  provider: shout\n", encoding="utf-8")

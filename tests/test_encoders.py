@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-import skillpilot.encoders as encoders
 from skillpilot.config import Settings
 from skillpilot.encoders import Encoder, available_encoders, get_encoder, register_encoder
 from skillpilot.encoders.onnx import MINILM_TOKENIZER, OnnxEncoder, minilm
 from skillpilot.encoders.openai import BATCH_SIZE, OpenAIEncoder
 from skillpilot.errors import EncoderError
+from skillpilot.plugins import ENCODERS
 
 FAKE_DIM = 12
 
@@ -322,7 +322,7 @@ def test_openai_cache_follows_its_settings(server: EmbeddingsServer) -> None:
 
 
 def test_third_party_registration(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(encoders, "_REGISTRY", dict(encoders._REGISTRY))
+    monkeypatch.setattr(ENCODERS, "_registered", {})
     calls: list[str] = []
 
     def factory(settings: Settings) -> Encoder:

@@ -11,7 +11,7 @@ import yaml
 
 from skillpilot.model import Evidence, FastHit, Fingerprint, IndexedSkill, Requirements, RouteHints, Skill
 from skillpilot.retrieve.fast import ROUTE_AT_ONCE, FastMatcher
-from skillpilot.text import MAX_QUERY_CHARS
+from skillpilot.text import MAX_QUERY_CHARS, Query
 
 from .conftest import require_corpus
 
@@ -59,7 +59,7 @@ def conflicts() -> Conflicts:
 
 def ranked(conflicts: Conflicts, query: str) -> list[tuple[str, float, tuple[str, ...]]]:
     matcher, keys = conflicts
-    return [(keys[hit.index], hit.score, tuple(map(str, hit.evidence))) for hit in matcher.match(query)]
+    return [(keys[hit.index], hit.score, tuple(map(str, hit.evidence))) for hit in matcher.match(Query.of(query))]
 
 
 def said(hits: list[FastHit]) -> list[tuple[int, float, tuple[str, ...]]]:
@@ -69,7 +69,7 @@ def said(hits: list[FastHit]) -> list[tuple[int, float, tuple[str, ...]]]:
 
 def test_trigger_hit_routes_at_once_with_evidence(conflicts: Conflicts) -> None:
     matcher, keys = conflicts
-    hits = matcher.match("open a PR for my feature branch")
+    hits = matcher.match(Query.of("open a PR for my feature branch"))
     evidence = (Evidence("trigger", "open a PR"), Evidence("prefer_when", "PR"))
     assert hits == [FastHit(keys.index("github"), 9.0, evidence)]
     assert tuple(map(str, evidence)) == ("trigger 'open a PR'", "prefer_when 'PR'")
@@ -122,7 +122,7 @@ def test_generic_names_in_the_real_catalog() -> None:
     matcher = FastMatcher(catalog)
 
     def names(query: str) -> list[tuple[str, float]]:
-        return [(catalog[hit.index].name, hit.score) for hit in matcher.match(query)]
+        return [(catalog[hit.index].name, hit.score) for hit in matcher.match(Query.of(query))]
 
     # "commit" is in 10 other descriptions (threshold max(2, ceil(2.94)) = 3); "weather" in 1.
     assert names("commit my changes") == [("commit", 4.0)]
@@ -133,9 +133,9 @@ def test_generic_names_in_the_real_catalog() -> None:
 
 def test_short_single_word_names_do_not_count() -> None:
     matcher = FastMatcher([make("gh"), make("pdf"), make("gh-cli"), make("tmux")])
-    assert matcher.match("gh pdf") == []
-    assert said(matcher.match("the gh cli")) == [(2, 6.0, ("name 'gh-cli'",))]
-    assert said(matcher.match("split the tmux window")) == [(3, 6.0, ("name 'tmux'",))]
+    assert matcher.match(Query.of("gh pdf")) == []
+    assert said(matcher.match(Query.of("the gh cli"))) == [(2, 6.0, ("name 'gh-cli'",))]
+    assert said(matcher.match(Query.of("split the tmux window"))) == [(3, 6.0, ("name 'tmux'",))]
 
 
 @pytest.mark.parametrize(
@@ -149,11 +149,11 @@ def test_unrelated_query_finds_nothing(conflicts: Conflicts, query: str) -> None
 def test_prefer_when_never_reaches_route_at_once() -> None:
     words = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
     matcher = FastMatcher([make("phonetics", route=RouteHints(prefer_when=words))])
-    assert said(matcher.match("alpha bravo charlie delta echo foxtrot")) == [
+    assert said(matcher.match(Query.of("alpha bravo charlie delta echo foxtrot"))) == [
         (0, 1.5, tuple(f"prefer_when {w!r}" for w in words))
     ]
     # The name and every prefer_when word together still stop at 7.5.
-    assert matcher.match("phonetics alpha bravo charlie delta")[0].score == 7.5
+    assert matcher.match(Query.of("phonetics alpha bravo charlie delta"))[0].score == 7.5
 
 
 def test_stop_word_prefer_when_is_matched_as_written(conflicts: Conflicts) -> None:
@@ -173,17 +173,17 @@ def test_stop_word_prefer_when_is_matched_as_written(conflicts: Conflicts) -> No
 def test_chinese_trigger_matches_as_a_substring() -> None:
     matcher = FastMatcher([make("team-chat", route=RouteHints(triggers=("发消息",)))])
     # Three CJK characters are three terms: 8 + 1.0.
-    assert said(matcher.match("帮我发消息给团队")) == [(0, 9.0, ("trigger '发消息'",))]
-    assert matcher.match("消息发出去了吗") == []
+    assert said(matcher.match(Query.of("帮我发消息给团队"))) == [(0, 9.0, ("trigger '发消息'",))]
+    assert matcher.match(Query.of("消息发出去了吗")) == []
 
 
 def test_repeats_count_once_and_stop_word_triggers_are_ignored() -> None:
     route = RouteHints(triggers=("deploy the site", "deploy the site", "do it"), prefer_when=("site",))
     matcher = FastMatcher([make("publisher", route=route)])
-    assert said(matcher.match("deploy the site, then deploy the site again")) == [
+    assert said(matcher.match(Query.of("deploy the site, then deploy the site again"))) == [
         (0, 9.0, ("trigger 'deploy the site'", "prefer_when 'site'"))
     ]
-    assert matcher.match("just do it") == []
+    assert matcher.match(Query.of("just do it")) == []
 
 
 def test_query_is_capped_before_matching(conflicts: Conflicts) -> None:

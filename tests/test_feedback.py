@@ -81,11 +81,11 @@ def test_batch_size_sets_when_signals_count(pilot: SkillPilot) -> None:
     batched = SkillPilot(home=pilot.settings.home, preconditions=False, feedback_batch=2)
     batched.feedback("correct", CORRECTED, wrong="chat", right="chat-alerts")
     assert routes(batched, CORRECTED) == ["chat"]
-    stats = batched.feedback_store.stats(2)
+    stats = batched.feedback_stats()
     assert (stats.signals, stats.fitted, stats.pending) == (1, 0, 1)
     batched.feedback("confirm", "summarise sales.csv", skill="csv-stats")
     assert routes(batched, CORRECTED) == ["chat-alerts"]
-    assert batched.feedback_store.stats(2).pending == 0
+    assert batched.feedback_stats().pending == 0
 
 
 def test_ignored_and_confirmed_move_only_similar_messages(pilot: SkillPilot) -> None:
@@ -93,7 +93,7 @@ def test_ignored_and_confirmed_move_only_similar_messages(pilot: SkillPilot) -> 
     pilot.feedback("ignore", OTHERS[0], skill="chat")
     assert routes(pilot, OTHERS[0]) == ["chat-admin"]
     assert routes(pilot, *OTHERS[1:]) == before[1:]
-    pilot.feedback_store.reset()
+    pilot.reset_feedback()
     assert pilot.route(OTHERS[2]).decision != "hard"
     pilot.feedback("confirmed", OTHERS[2], skill="chat-admin")
     confirmed = pilot.route(OTHERS[2])
@@ -106,9 +106,9 @@ def test_reset_and_disabled_feedback(pilot: SkillPilot) -> None:
     pilot.feedback("correct", CORRECTED, wrong="chat", right="chat-alerts")
     off = SkillPilot(home=pilot.settings.home, preconditions=False, feedback_enabled=False)
     assert routes(off, CORRECTED) == ["chat"]
-    assert pilot.feedback_store.reset() == 1
+    assert pilot.reset_feedback() == 1
     assert routes(pilot, CORRECTED) == ["chat"]
-    assert pilot.feedback_store.stats(1).signals == 0
+    assert pilot.feedback_stats().signals == 0
 
 
 def test_signals_recorded_without_models_are_embedded_later(catalog: Path, pilot: SkillPilot) -> None:

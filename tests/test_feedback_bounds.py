@@ -64,7 +64,7 @@ def test_hard_needs_three_distinct_agreeing_messages_and_repeats_count_once(pilo
     assert repeated.skill is not None and repeated.skill.id == "calendar"
     assert (repeated.decision, repeated.confidence) == ("soft", 0.79)
     assert feedback_factor(repeated.reasons) <= 2.0
-    assert pilot.feedback_store.stats(1).weights == {"calendar": 1.05}
+    assert pilot.feedback_stats().weights == {"calendar": 1.05}
 
     pilot.feedback("confirm", BOOKING_LIKE[1], skill="calendar")
     two = pilot.route(BOOKING_PARAPHRASE)
@@ -82,7 +82,7 @@ def test_hard_needs_three_distinct_agreeing_messages_and_repeats_count_once(pilo
 def test_a_later_signal_about_the_same_message_replaces_the_earlier(pilot: SkillPilot) -> None:
     pilot.feedback("confirm", RELEASE, skill="chat")
     pilot.feedback("correct", RELEASE, wrong="chat", right="chat-alerts")
-    assert pilot.feedback_store.stats(1).weights == {"chat": 0.85, "chat-alerts": 1.1}
+    assert pilot.feedback_stats().weights == {"chat": 0.85, "chat-alerts": 1.1}
     result = pilot.route(RELEASE)
     assert result.skill is not None and result.skill.id == "chat-alerts"
 
@@ -102,7 +102,7 @@ def test_implicit_signals_weigh_less_and_can_be_turned_off(pilot: SkillPilot) ->
     explicit_only = SkillPilot(home=home, preconditions=False, feedback_implicit=False)
     ignored = explicit_only.route(RELEASE)
     assert (ignored.confidence, ignored.reasons) == (before.confidence, before.reasons)
-    assert explicit_only.feedback_store.stats(1, implicit=False).weights == {}
+    assert explicit_only.feedback_stats().weights == {}
     explicit_only.feedback("confirm", RELEASE, skill="chat")
     assert feedback_factor(explicit_only.route(RELEASE).reasons) == 2.0
 
@@ -125,7 +125,7 @@ def test_undo_forgets_one_signal(pilot: SkillPilot) -> None:
     assert pilot.undo_feedback(undone.id).id == undone.id
     after = pilot.route(RELEASE)
     assert (after.skill, after.confidence) == (before.skill, before.confidence)
-    assert [s.id for s in pilot.feedback_store.signals()] == [kept.id]
+    assert [s.id for s in pilot.feedback_signals()] == [kept.id]
     with pytest.raises(FeedbackNotFoundError, match=f"no feedback signal #{undone.id}"):
         pilot.undo_feedback(undone.id)
 
@@ -166,7 +166,7 @@ def test_http_feedback_takes_implicit_and_undoes(pilot: SkillPilot) -> None:
         assert (status, body["id"]) == (200, signal["id"])
         status, body = request(url, "DELETE", f"/feedback/{signal['id']}")
         assert (status, body["error"]["type"]) == (404, "FeedbackNotFoundError")
-    assert pilot.feedback_store.signals() == []
+    assert pilot.feedback_signals() == []
 
 
 @pytest.mark.parametrize("privacy", ["hash", "off"])
@@ -189,7 +189,7 @@ def test_log_queries_governs_the_feedback_file(catalog: Path, isolated_home: Pat
 
 def test_a_corrupt_feedback_file_does_not_stop_routing(pilot: SkillPilot, caplog: pytest.LogCaptureFixture) -> None:
     before = pilot.route(RELEASE)
-    pilot.feedback_store.close()
+    pilot.close()  # the feedback file is closed: break it
     path = pilot.settings.feedback_path
     for leftover in path.parent.glob("feedback.sqlite-*"):
         leftover.unlink()

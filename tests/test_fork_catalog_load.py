@@ -11,7 +11,7 @@ from skillpilot.index.codec import stored_from_json
 from skillpilot.index.sqlite import SQLiteStore
 from skillpilot.retrieve.bm25 import BM25Index, BM25Retriever, skill_terms
 from skillpilot.retrieve.fast import FastMatcher
-from skillpilot.text import tokenize
+from skillpilot.text import Query, tokenize
 
 TEXTS = [
     ("pdf-tables", "Extract tables from PDF files into CSV or Excel spreadsheets. Use when a PDF holds tables."),
@@ -51,10 +51,10 @@ def test_forks_share_fingerprints_and_load_as_if_read_one_by_one(tmp_path: Path)
     bm25 = BM25Retriever(skills)
     alone = BM25Index([skill_terms(skill) for skill in skills])
     for query in ("extract the tables of this pdf", "docker compose services", "commit message"):
-        assert bm25.scores(query).tolist() == alone.scores(tokenize(query)).tolist()
+        assert bm25.scores(Query.of(query)).tolist() == alone.scores(tokenize(query)).tolist()
     matcher = FastMatcher(skills)
-    generic = matcher.match("make a git-commit for this")
+    generic = matcher.match(Query.of("make a git-commit for this"))
     assert [(skills[h.index].name, h.score) for h in generic][:1] == [("git-commit", 4.0)]
-    named = matcher.match("use pdf-tables here")
+    named = matcher.match(Query.of("use pdf-tables here"))
     assert [(skills[h.index].name, h.score) for h in named][:1] == [("pdf-tables", 6.0)]
     assert pilot.route("extract the tables of this pdf into a spreadsheet").skill is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skillpilot.fuse import ScoreLists, fuse, linear_scores, rrf_scores, top_order
+from skillpilot.fuse import ScoreLists, fuse, normalised, rrf_scores, top_order, weight_for
 from skillpilot.model import BM25, FAST, Candidate, RetrieverId, dense_id
 
 
@@ -16,7 +16,10 @@ def _full_sort_fuse(
     rrf = rrf_scores(lists)
     nonzero = np.flatnonzero(rrf > 0)
     pool_ids = nonzero[np.lexsort((nonzero, -rrf[nonzero]))][:pool]
-    fused = linear_scores(lists, weights) + np.log(multipliers)
+    fused = np.zeros(len(multipliers))
+    for name, scores in lists.items():  # the learned fusion over the whole catalog
+        fused += weight_for(weights, name) * normalised(name, scores)
+    fused = fused + np.log(multipliers)
     rank_of = {
         name: {int(i): r for r, i in enumerate(np.lexsort((np.arange(len(s)), -s))[: pool * 2], 1)}
         for name, s in lists.items()

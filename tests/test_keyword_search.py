@@ -14,7 +14,7 @@ from skillpilot import SkillPilot
 from skillpilot.market import Market, find_skill
 from skillpilot.model import IndexedSkill
 from skillpilot.retrieve.keywords import KEYWORD_FLOOR, keyword_terms
-from skillpilot.text import tokenize
+from skillpilot.text import Query, tokenize
 
 from .conftest import BENCH, require_corpus
 from .surfaces_util import cli, indexed, uvicorn_on_loopback
@@ -27,7 +27,7 @@ NOT_DESCRIBED = "kubernetes"
 
 def mentions(skill: IndexedSkill, query: str) -> bool:
     said = set(tokenize(f"{skill.name.replace('-', ' ')} {skill.skill.description}"))
-    return set(keyword_terms(query)) <= said
+    return set(keyword_terms(Query.of(query))) <= said
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +40,10 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> SkillPilot:
 
 
 def test_keyword_terms_are_one_to_three_words() -> None:
-    assert keyword_terms("pdf") == ["pdf"]
-    assert keyword_terms("security scan") == ["secur", "scan"]
-    assert keyword_terms("convert this scanned pdf to text") == []
-    assert keyword_terms("the") == []
+    assert keyword_terms(Query.of("pdf")) == ["pdf"]
+    assert keyword_terms(Query.of("security scan")) == ["secur", "scan"]
+    assert keyword_terms(Query.of("convert this scanned pdf to text")) == []
+    assert keyword_terms(Query.of("the")) == []
 
 
 @pytest.mark.parametrize("query", FOUND)

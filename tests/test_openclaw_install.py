@@ -1,4 +1,5 @@
-"""The README's OpenClaw plugin commands, run as written with OpenClaw's own CLI in a clean HOME.
+"""The OpenClaw guide's plugin commands (docs/hosts/openclaw.md; the README shows the same block),
+run as written with OpenClaw's own CLI in a clean HOME.
 
 Marked ``real_cli`` (CI-only, a minute or more: each openclaw command starts its whole CLI).
 """
@@ -19,17 +20,20 @@ from .openclaw_util import require_openclaw
 pytestmark = pytest.mark.real_cli
 
 
-def readme_block(marker: str) -> str:
-    """The bash block of README.md between ``<!-- marker -->`` and ``<!-- /marker -->``."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+GUIDE = REPO / "docs" / "hosts" / "openclaw.md"
+
+
+def marked_block(marker: str, page: Path = GUIDE) -> str:
+    """The bash block of ``page`` between ``<!-- marker -->`` and ``<!-- /marker -->``."""
+    text = page.read_text(encoding="utf-8")
     found = re.search(rf"<!-- {marker} -->\n```bash\n(.*?)```\n<!-- /{marker} -->", text, re.S)
-    assert found, f"README.md has no {marker} block"
+    assert found, f"{page} has no {marker} block"
     return found.group(1)
 
 
 def test_the_documented_plugin_commands_install_and_enable_the_plugin(tmp_path: Path) -> None:
     node, openclaw = require_openclaw()
-    script = readme_block("openclaw-plugin").replace("/path/to/skillpilot", str(REPO))
+    script = marked_block("openclaw-plugin").replace("/path/to/skillpilot", str(REPO))
     assert not (REPO / "adapters" / "openclaw" / "node_modules").exists(), "the plugin folder must ship bare"
     bin_dirs = f"{node.parent}{os.pathsep}{openclaw.parent / '.bin'}"
     env = {"PATH": f"{bin_dirs}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(tmp_path)}

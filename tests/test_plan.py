@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from skillpilot import RouteResult, SkillPilot
+from skillpilot import RouteResult, SkillPilot, text
 from skillpilot.model import Alternative, PlanStep, SkillRef
-from skillpilot.plan import Clause, as_plan, plan_steps, split
+from skillpilot.plan import as_plan, plan_steps, split
+from skillpilot.text import Query
 
 from .cli_util import CliOutcome, run_cli
 from .conftest import EXAMPLES
@@ -36,7 +37,7 @@ from .conftest import EXAMPLES
     ],
 )
 def test_split(message: str, clauses: list[tuple[str, bool, bool]]) -> None:
-    assert split(message) == [Clause(*c) for c in clauses]
+    assert [(c.text, c.sentence, c.sequence) for c in split(Query.of(message))] == clauses
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,7 @@ def test_multi_skill_message_becomes_an_ordered_plan(
 def test_single_skill_messages_are_not_split(pilot: SkillPilot) -> None:
     lines = (EXAMPLES / "queries.jsonl").read_text(encoding="utf-8").splitlines()
     queries = [json.loads(line)["query"] for line in lines if line.strip()]
-    assert sum(len(split(q)) > 1 for q in queries) >= 3  # the splitter had something to cut
+    assert sum(len(split(Query.of(q))) > 1 for q in queries) >= 3  # the splitter had something to cut
     assert [q for q in queries if pilot.route(q).plan] == []
 
 
@@ -102,21 +103,40 @@ class _Counting:
         self.pilot = pilot
         self.routed: list[str] = []
 
-    def route(self, query: str, *, plan: bool, log: bool) -> RouteResult:
+    def route(self, query: Query, *, plan: bool, log: bool) -> RouteResult:
         # A clause is routed explicitly as a piece of the message's decision: not planned, not logged.
         assert (plan, log) == (False, False)
-        self.routed.append(query)
+        self.routed.append(query.text)
         return self.pilot.route(query, plan=plan, log=log)
 
 
 def test_only_messages_with_markers_route_their_clauses(pilot: SkillPilot) -> None:
     router = _Counting(pilot)
-    assert plan_steps(router, "Cut the boring first minute out of my screen recording", 0.9) == ()
+    assert plan_steps(router, Query.of("Cut the boring first minute out of my screen recording"), 0.9) == ()
     assert router.routed == []
-    steps = plan_steps(router, "commit my changes and then write the changelog", 0.0)
+    steps = plan_steps(router, Query.of("commit my changes and then write the changelog"), 0.0)
     # Each clause once; the clauses' own routes did not plan again.
     assert router.routed == ["commit my changes", "write the changelog"]
     assert [s.skill.id for s in steps if s.skill] == ["git-commit", "changelog-writer"]
+
+
+def test_a_route_reads_its_message_once_and_each_clause_once(
+    pilot: SkillPilot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    message = "commit my changes and then write the changelog for the release"
+    clauses = ["commit my changes", "write the changelog for the release"]
+    assert [s.text for s in pilot.route(message).plan] == clauses  # the catalog is loaded now
+    capped: list[str] = []
+    split_up: list[str] = []
+    cap_query, words = text.cap_query, text.words
+    monkeypatch.setattr(text, "cap_query", lambda m: capped.append(m) or cap_query(m))
+    monkeypatch.setattr(text, "words", lambda t: split_up.append(t) or words(t))
+    result = pilot.route(message)
+    # Capped once per route; the message and each clause split into words (and stemmed) once,
+    # every stage of the three routes (the message's and each clause's) reading those.
+    assert [s.text for s in result.plan] == clauses
+    assert capped == [message]
+    assert split_up == [message, *clauses]
 
 
 class _Scripted:
@@ -125,10 +145,10 @@ class _Scripted:
     def __init__(self, answers: dict[str, tuple[str, float, float]]) -> None:
         self.answers = answers
 
-    def route(self, query: str, *, plan: bool, log: bool) -> RouteResult:
-        skill, confidence, runner_up = self.answers[query]
+    def route(self, query: Query, *, plan: bool, log: bool) -> RouteResult:
+        skill, confidence, runner_up = self.answers[query.text]
         return RouteResult(
-            query=query,
+            query=query.text,
             skill=SkillRef(skill, skill, skill, skill, skill),
             confidence=confidence,
             decision="hard" if confidence >= 0.8 else "soft",
@@ -150,7 +170,7 @@ def test_clauses_that_each_name_a_skill_outright_plan(runner_up: float, planned:
             "find me cheap flights there": ("flights", 0.92, runner_up),
         }
     )
-    steps = plan_steps(router, "check the weather in Oslo and find me cheap flights there", 0.99)
+    steps = plan_steps(router, Query.of("check the weather in Oslo and find me cheap flights there"), 0.99)
     assert [s.skill.id for s in steps if s.skill] == (["weather", "flights"] if planned else [])
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from skillpilot import SkillPilot
 from skillpilot.fingerprint import fingerprint
-from skillpilot.index.codec import fingerprint_from_json, fingerprint_to_json
+from skillpilot.index.codec import fingerprint_to_json, skill_to_json, stored_from_json
 from skillpilot.lint import lint
 from skillpilot.model import Redirect, Skill
 
@@ -91,9 +91,11 @@ def test_an_index_without_redirects_gets_them_from_the_skill() -> None:
     skill = _skill("Automate browser tasks." + NOT_FOR_TESTING)
     stored = json.loads(fingerprint_to_json(fingerprint(skill)))
     assert stored["redirects"] == [{"case": "testing", "target": "playwright-pro"}]
-    assert fingerprint_from_json(json.dumps(stored)) == fingerprint(skill)
+    # As a store reads a row back (skill JSON, fingerprint JSON, indexed_at).
+    assert stored_from_json(skill_to_json(skill), json.dumps(stored), 0.0).fingerprint == fingerprint(skill)
     del stored["redirects"]
-    assert fingerprint_from_json(json.dumps(stored), skill).redirects == (Redirect("testing", "playwright-pro"),)
+    read = stored_from_json(skill_to_json(skill), json.dumps(stored), 0.0)
+    assert read.fingerprint.redirects == (Redirect("testing", "playwright-pro"),)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 
 from skillpilot import SkillPilot
 from skillpilot.errors import ConfigError
-from skillpilot.routelog import RouteLog, parse_since, query_hash
+from skillpilot.routelog import parse_since, query_hash
 
 from .conftest import EXAMPLES
 from .surfaces_util import indexed
@@ -54,7 +54,7 @@ def test_every_decision_is_logged_with_its_surface(isolated_home: Path) -> None:
         ),
         ("cli", *commit),
     ]
-    entries = pilot.route_log.entries()
+    entries, _ = pilot.log_entries()
     assert [e.surface for e in entries] == ["cli", "hook", "library"]
     assert entries[-1].confidence == hard.confidence and entries[-1].latency_ms == hard.latency_ms
     pilot.close()
@@ -99,13 +99,15 @@ def test_retention_keeps_the_newest_rows_and_drops_old_ones(isolated_home: Path)
     pilot = indexed(isolated_home, log_max_rows=3)
     for n in range(5):
         pilot.route(f"commit my changes {n}")
-    assert pilot.route_log.prune() == 2
-    assert [e.query for e in pilot.route_log.entries()] == [f"commit my changes {n}" for n in (4, 3, 2)]
     pilot.close()
+    reopened = SkillPilot(home=isolated_home, log_max_rows=3)  # opening the log applies the limits
+    entries, total = reopened.log_entries()
+    assert ([e.query for e in entries], total) == ([f"commit my changes {n}" for n in (4, 3, 2)], 3)
+    reopened.close()
     with sqlite3.connect(isolated_home / "log.sqlite") as db:
         db.execute("UPDATE decisions SET at = at - 3 * 86400 WHERE query LIKE '%2'")
-    aged = RouteLog(isolated_home / "log.sqlite", max_age_days=2)
-    assert [e.query for e in aged.entries()] == ["commit my changes 4", "commit my changes 3"]
+    aged = SkillPilot(home=isolated_home, log_max_age_days=2)
+    assert [e.query for e in aged.log_entries()[0]] == ["commit my changes 4", "commit my changes 3"]
     aged.close()
 
 

@@ -85,4 +85,4 @@ def test_cookie_posts_need_the_services_own_origin(pilot: SkillPilot) -> None:
         # The bearer token needs no Origin: scripts and hooks are not browsers.
         bearer = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
         assert call(url, "POST", "/feedback", body, bearer).status == 200
-    assert [s.skill for s in pilot.feedback_store.signals()] == ["git-commit", "git-commit"]
+    assert [s.skill for s in pilot.feedback_signals()] == ["git-commit", "git-commit"]

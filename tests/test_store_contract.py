@@ -88,6 +88,11 @@ def test_apply_then_read_back(new_store: StoreFactory, tmp_path: Path) -> None:
     assert gone not in new_store().hashes(root) and (root, gone) not in again.vectors("m|v1")
     again.apply(IndexChanges(dropped_roots=(root,)))
     assert (again.count(), again.roots(), again.skipped(), again.generation()) == (0, [], [], 3)
+    reopened = again.reopen()  # a second connection (a thread of its own) to the same index
+    try:
+        assert reopened is not again and (reopened.generation(), reopened.path) == (3, again.path)
+    finally:
+        reopened.close()
 
 
 def test_an_interrupted_write_changes_nothing(

@@ -2,7 +2,7 @@
 
 The plugin's own tests (``adapters/openclaw/test/``, Node's test runner) load it with OpenClaw's
 plugin loader and fire its hooks with OpenClaw's hook runner; this test gives them a running
-service. It needs Node >= 24.16 and openclaw in ``$OPENCLAW_PREFIX`` (the README's install
+service. It needs Node >= 24.16 and openclaw in ``$OPENCLAW_PREFIX`` (the OpenClaw guide's install
 commands; `.ci/run` runs them into /opt/openclaw). Marked ``real_cli``.
 """
 

@@ -3,7 +3,8 @@
 Input: a :class:`~skillpilot.index.Snapshot` (one read transaction: generation, skills, the
 vectors of the configured encoders), the encoders and the settings. Output: a frozen
 :class:`Catalog`: the skills with their ids (catalog positions are the order of the snapshot),
-the fast-path matcher, the BM25 postings, one dense retriever per encoder that has vectors, the
+the fast-path matcher, the retrievers every registered factory builds (``skillpilot.retrieve``:
+the BM25 postings, one dense retriever per encoder that has vectors, any plugin's), the
 static multipliers (trust tier x unmet preconditions), the conflict groups, the authors'
 redirects (``skillpilot.redirects``, built on first use) and what is missing.
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,7 @@ from .index import ConflictGraph, Snapshot, VectorSearch, assign_ids
 from .index.builder import root_id, vector_space
 from .model import IndexedSkill
 from .redirects import Redirects
+from .retrieve import Embedded, Retriever, RetrieverSources, build_retrievers
 from .retrieve.ann import AnnRetriever
 from .retrieve.bm25 import BM25Index, BM25Retriever
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
@@ -88,14 +90,24 @@ class Catalog:
     generation: int
     skills: tuple[IndexedSkill, ...]
     fast: FastMatcher | None
-    bm25: BM25Retriever | None
-    dense: tuple[DenseRetriever, ...]
+    # In the order their lists are fused (``retrieve.build_retrievers``).
+    retrievers: tuple[Retriever, ...]
     multipliers: np.ndarray
     unmet: tuple[tuple[str, ...], ...]
     conflicts: tuple[ConflictGroup, ...]
     conflict_of: Mapping[int, ConflictGroup]
     vocabulary: Vocabularies
     missing: tuple[MissingVectors, ...] = ()
+
+    @cached_property
+    def bm25(self) -> BM25Retriever | None:
+        """The keyword retriever (its IDF weighs redirect cases, its list confirms a fast route)."""
+        return next((r for r in self.retrievers if isinstance(r, BM25Retriever)), None)
+
+    @cached_property
+    def dense(self) -> tuple[DenseRetriever, ...]:
+        """The encoders' retrievers, in the configured order (feedback matches by their vectors)."""
+        return tuple(r for r in self.retrievers if isinstance(r, DenseRetriever))
 
     @cached_property
     def described(self) -> BM25Index:
@@ -152,34 +164,22 @@ def build_catalog(
     ``search`` (the store, when the catalog is above ``index.annAbove``: ``snapshot`` then holds
     no vectors) the dense retrievers search it."""
     skills = assign_ids(list(snapshot.skills))
-    keyword = settings.enable_keyword
-    fast = FastMatcher(skills) if keyword else None
-    bm25 = BM25Retriever(skills) if keyword else None
+    fast = FastMatcher(skills) if settings.enable_keyword else None
     vocabulary = Vocabularies(skills)
-    loaded = encoders()
-    dense: list[DenseRetriever] = []
-    # Each used encoder's per-skill vectors, read for conflict groups only if the index stores none.
-    read: list[tuple[int, list[np.ndarray]]] = []
     missing: list[MissingVectors] = []
-    for encoder, space in zip(loaded, spaces(loaded), strict=True):
-        if search is not None:
-            keys = [(s.skill.root, s.key) for s in skills]
-            lacking = len(set(keys) - search.vector_keys(space))
-            if lacking:
-                missing.append(MissingVectors(encoder.name, lacking, len(skills)))
-            if lacking < len(skills):
-                dense.append(AnnRetriever(encoder, space, search, keys))
-            continue
-        stored = snapshot.vectors.get(space, {})
-        empty = np.zeros((0, encoder.dim), dtype=np.float32)
-        vectors = [stored.get((s.skill.root, s.key), empty) for s in skills]
-        lacking = sum(1 for v in vectors if not len(v))
-        if lacking:
-            missing.append(MissingVectors(encoder.name, lacking, len(skills)))
-            if lacking == len(skills):
-                continue
-        dense.append(DenseRetriever(encoder, vectors))
-        read.append((encoder.dim, vectors))
+
+    @cache
+    def embedded() -> tuple[list[Encoder], tuple[Embedded, ...]]:
+        # Asked by the first factory that needs vectors, so the keyword parts build while the
+        # models load; reported in ``missing`` once.
+        loaded = list(encoders())
+        found = _embedded(snapshot, loaded, skills, search, missing)
+        return loaded, found
+
+    retrievers = build_retrievers(RetrieverSources(tuple(skills), settings, lambda: embedded()[1]))
+    loaded, found = embedded()
+    # Each used encoder's per-skill vectors, read for conflict groups only if the index stores none.
+    read = [(e.encoder.dim, e.vectors) for e in found if e.search is None]
     conflicts = _conflict_groups(
         snapshot.conflicts,
         skills,
@@ -198,8 +198,7 @@ def build_catalog(
         generation=snapshot.generation,
         skills=tuple(skills),
         fast=fast,
-        bm25=bm25,
-        dense=tuple(dense),
+        retrievers=tuple(retrievers),
         multipliers=multipliers,
         unmet=unmet,
         conflicts=tuple(conflicts),
@@ -207,6 +206,37 @@ def build_catalog(
         vocabulary=vocabulary,
         missing=tuple(missing),
     )
+
+
+def _embedded(
+    snapshot: Snapshot,
+    encoders: Sequence[Encoder],
+    skills: Sequence[IndexedSkill],
+    search: VectorSearch | None,
+    missing: list[MissingVectors],
+) -> tuple[Embedded, ...]:
+    """Each encoder's vectors of ``skills`` (from the snapshot, or searched by the store), leaving
+    out an encoder that has none; every skill without vectors is noted in ``missing``."""
+    found: list[Embedded] = []
+    for encoder, space in zip(encoders, spaces(encoders), strict=True):
+        if search is not None:
+            keys = tuple((s.skill.root, s.key) for s in skills)
+            lacking = len(set(keys) - search.vector_keys(space))
+            if lacking:
+                missing.append(MissingVectors(encoder.name, lacking, len(skills)))
+            if lacking < len(skills):
+                found.append(Embedded(encoder, space, search=search, keys=keys))
+            continue
+        stored = snapshot.vectors.get(space, {})
+        empty = np.zeros((0, encoder.dim), dtype=np.float32)
+        vectors = tuple(stored.get((s.skill.root, s.key), empty) for s in skills)
+        lacking = sum(1 for v in vectors if not len(v))
+        if lacking:
+            missing.append(MissingVectors(encoder.name, lacking, len(skills)))
+            if lacking == len(skills):
+                continue
+        found.append(Embedded(encoder, space, vectors))
+    return tuple(found)
 
 
 def _descriptions(dim: int, vectors: Sequence[np.ndarray]) -> np.ndarray:

@@ -24,13 +24,13 @@ import yaml
 
 from .errors import ConfigError
 from .model import TRUST_TIERS
+from .plugins import ENCODERS
 
 # What the routing log keeps of a message (skillpilot.routelog).
 QueryPrivacy = Literal["text", "hash", "off"]
 QUERY_PRIVACY: tuple[QueryPrivacy, ...] = get_args(QueryPrivacy)
 
 DEFAULT_SKILL_DIRS = ("~/.claude/skills", "~/.openclaw/skills")
-ENCODERS = ("minilm", "use-multilingual", "openai")
 DEFAULT_EMBED = "minilm+use-multilingual"
 # The spec's name for "the offline models" (section 10); it means our local default set.
 EMBED_ALIASES = {"local-onnx": DEFAULT_EMBED}
@@ -73,7 +73,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "embed.provider",
         "embed_provider",
-        f"{', '.join(ENCODERS)}, local-onnx (= {DEFAULT_EMBED}), a model folder, or several joined by '+'",
+        f"{', '.join(ENCODERS.builtins)}, local-onnx (= {DEFAULT_EMBED}), a model folder, or several joined by '+'",
     ),
     Option("embed.openaiModel", "openai_model", "embedding model when provider is openai"),
     Option("embed.openaiBaseUrl", "openai_base_url", "OpenAI-compatible API base URL when provider is openai"),
@@ -354,10 +354,8 @@ def _validated(settings: Settings, sources: Mapping[str, str]) -> Settings:
     settings = replace(settings, embed_provider=EMBED_ALIASES.get(settings.embed_provider, settings.embed_provider))
     bad_tiers = sorted(k for k, v in settings.trust_tiers.items() if v not in TRUST_TIERS)
     self_preferring = sorted(k for k, v in settings.prefer.items() if k == v or not k or not v)
-    # Imported here: the encoder registry imports this module (Settings); plugins count too.
-    from .encoders import available_encoders
-
-    encoders = available_encoders()
+    # Plugins count too: the registry reads the installed entry points on this first lookup.
+    encoders = sorted(ENCODERS.names())
     checks = [
         ("hard_threshold", 0.0 <= settings.hard_threshold <= 1.0, "must be between 0 and 1"),
         (

@@ -33,7 +33,6 @@ Output: a ``Resolution`` naming the winner, the members it beat and the reason
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +41,7 @@ import numpy as np
 
 from .index import ConflictGraph
 from .model import Adjustment, Candidate, FastHit, IndexedSkill, Redirection, Resolution
-from .text import tokenize
+from .text import Query, tokenize, word_terms
 
 # Rows of the similarity matrix computed at once: bounds memory at BLOCK x catalog floats.
 BLOCK = 1024
@@ -374,13 +373,14 @@ class Vocabularies:
         return words
 
 
-def own_words(query: str, member: int, rivals: Sequence[int], vocabulary: Vocabularies) -> list[str]:
-    """Query words that this member's name, description or keywords use and no rival's do."""
+def own_words(words: Sequence[str], member: int, rivals: Sequence[int], vocabulary: Vocabularies) -> list[str]:
+    """Of ``words`` (surface words, :func:`~skillpilot.text.words`), those whose index term this
+    member's name, description or keywords use and no rival's do."""
     theirs = set().union(*(vocabulary(r) for r in rivals)) if rivals else set()
     mine = vocabulary(member) - theirs
     seen: dict[str, str] = {}
-    for word in re.findall(r"[^\W_]+", query.lower()):
-        terms = tokenize(word)
+    for word in words:
+        terms = word_terms(word)
         if terms and terms[0] in mine:
             seen.setdefault(terms[0], word)
     return list(seen.values())
@@ -390,7 +390,7 @@ def resolve(
     candidates: Sequence[Candidate],
     skills: Sequence[IndexedSkill],
     groups: Mapping[int, ConflictGroup],
-    query: str,
+    query: Query,
     evidence: Sequence[FastHit],
     prefer: Mapping[str, str],
     learned: Adjustment | None = None,
@@ -424,7 +424,7 @@ def resolve(
         triggers, prefers = _declared_evidence(hits.get(c.index))
         rivals = [r.index for r in racing if r.index != c.index]
         covered = {t for phrase in (*triggers, *prefers) for t in tokenize(phrase)}
-        words = [w for w in own_words(query, c.index, rivals, words_of) if tokenize(w)[0] not in covered]
+        words = [w for w in own_words(query.words, c.index, rivals, words_of) if word_terms(w)[0] not in covered]
         said[c.index] = (triggers, prefers + words)
 
     def learned_for(index: int) -> float:

@@ -36,6 +36,10 @@ ScoreLists = Mapping[RetrieverId, np.ndarray]
 RRF_K = 60
 POOL_SIZE = 20
 FAST_SCALE = 10.0
+# The weight of a list the calibration has not fitted (a plugin's, until
+# ``benchmarks/calibrate.py --write`` fits it): about what it gives the keyword lists (bm25
+# 0.58, fast 0.54), so a new retriever counts from its first route, no more than a fitted one.
+UNCALIBRATED_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -87,13 +91,13 @@ def rrf_scores(lists: ScoreLists, k: int = RRF_K, orders: Mapping[RetrieverId, n
 
 
 def weight_for(weights: Mapping[str, float], retriever: RetrieverId) -> float:
-    """A retriever's fusion weight (``weights`` are keyed by label); dense retrievers without a
-    fitted weight share ``dense:*``."""
+    """A retriever's fusion weight (``weights`` are keyed by label); one without a fitted weight
+    shares its kind's (``dense:*`` for a new model), else gets ``UNCALIBRATED_WEIGHT``."""
     label = str(retriever)
     if label in weights:
         return weights[label]
     shared = retriever.shared_label
-    return weights.get(shared, 0.0) if shared else 0.0
+    return weights[shared] if shared is not None and shared in weights else UNCALIBRATED_WEIGHT
 
 
 def normalised(name: RetrieverId, scores: np.ndarray) -> np.ndarray:
@@ -115,15 +119,6 @@ def _normalised_at(
         return np.zeros(len(positions), dtype=np.float64)
     standardised: np.ndarray = (scores[positions] - mean) / std
     return standardised
-
-
-def linear_scores(lists: ScoreLists, weights: Mapping[str, float]) -> np.ndarray:
-    """The learned fusion: sum of ``weight * normalised score`` over retrievers."""
-    size = len(next(iter(lists.values())))
-    fused = np.zeros(size, dtype=np.float64)
-    for name, scores in lists.items():
-        fused += weight_for(weights, name) * normalised(name, scores)
-    return fused
 
 
 def top_order(scores: np.ndarray, count: int) -> np.ndarray:

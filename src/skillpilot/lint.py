@@ -75,7 +75,7 @@ from .redirects import target_finder
 from .retrieve.dense import EMBEDDING
 from .retrieve.fast import ROUTE_AT_ONCE, FastMatcher
 from .router import SkillPilot
-from .text import tokenize
+from .text import Query, tokenize, words
 
 Severity = Literal["error", "warning", "info"]
 FAILING: tuple[Severity, ...] = ("error", "warning")
@@ -395,7 +395,9 @@ def _probes(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) ->
                 continue
             # A name that is an everyday word ("commit", "github") is the word, not the skill.
             if any(
-                h.index != index and e.kind == "name" and not e.generic for h in matcher.match(text) for e in h.evidence
+                h.index != index and e.kind == "name" and not e.generic
+                for h in matcher.match(Query.of(text))
+                for e in h.evidence
             ):
                 continue
             seen.add(text.lower())
@@ -460,15 +462,15 @@ def _prefer_when(index: int, skills: Sequence[IndexedSkill], group: ConflictGrou
     # Its salient words (name, keywords) that the resolver would count for it: used by no rival.
     text = " ".join((skill.name.replace("-", " "), *skill.fingerprint.keywords))
     rival_indices = [i for i in group.indices if i != index]
-    suggested = own_words(text, index, rival_indices, Vocabularies(skills))[:MAX_SUGGESTIONS]
-    words = f": {', '.join(suggested)}" if suggested else " (no word sets it apart yet: add one)"
+    suggested = own_words(words(text), index, rival_indices, Vocabularies(skills))[:MAX_SUGGESTIONS]
+    named = f": {', '.join(suggested)}" if suggested else " (no word sets it apart yet: add one)"
     return [
         Finding(
             "missing-prefer-when",
             "warning",
             f"it overlaps {', '.join(r.id for r in rivals)} and gives the router no tie-breaker",
             (f"conflict group {group.id} (similarity {group.similarity:.2f}): {', '.join(group.members)}",),
-            f"add route.prefer_when with the words only it uses{words}",
+            f"add route.prefer_when with the words only it uses{named}",
             round(PREFER_WHEN_PENALTY * group.similarity, 1),
         )
     ]
@@ -477,7 +479,7 @@ def _prefer_when(index: int, skills: Sequence[IndexedSkill], group: ConflictGrou
 def _collisions(index: int, skills: Sequence[IndexedSkill], matcher: FastMatcher) -> list[Finding]:
     evidence = []
     for trigger in skills[index].skill.route.triggers:
-        for hit in matcher.match(trigger):
+        for hit in matcher.match(Query.of(trigger)):
             if hit.index != index and hit.score >= ROUTE_AT_ONCE:
                 fired = next((e for e in hit.evidence if e.kind == "trigger"), hit.evidence[0])
                 evidence.append(f"trigger {trigger!r} also fires {skills[hit.index].id}'s {fired}")

@@ -5,8 +5,8 @@ Pipeline and the type each stage produces:
     skills/      -> Skill            (one SKILL.md folder, catalog tool or ontoskill.ttl skill, as written)
     fingerprint  -> Fingerprint      (routing signals derived from a Skill, no model needed)
     index/       -> IndexedSkill     (Skill + Fingerprint + id, as stored)
-    retrieve/    -> Hit / FastHit    (a catalog position and a raw score, per RetrieverId;
-                                      the fast path's hits carry their Evidence)
+    retrieve/    -> score lists      (one raw score per catalog skill, per RetrieverId) and
+                    FastHit          (a skill the fast path found, with its Evidence)
     redirects    -> Redirection      (authors' "not for X, use Y" clauses that apply to one message)
     feedback     -> Adjustment       (learned ln-multipliers for one message, with their Matches)
     fuse         -> Candidate        (one skill in the race: fused score, per-retriever ranks)
@@ -48,9 +48,6 @@ class Requirements:
     env: tuple[str, ...] = ()
     bins: tuple[str, ...] = ()
     os: tuple[str, ...] = ()
-
-    def is_empty(self) -> bool:
-        return not (self.env or self.bins or self.os)
 
 
 @dataclass(frozen=True)
@@ -155,15 +152,14 @@ class IndexReport:
     warnings: tuple[str, ...] = ()
 
 
-RetrieverKind = Literal["fast", "bm25", "dense"]
-
-
 @dataclass(frozen=True)
 class RetrieverId:
-    """Which retriever produced a score list: its kind and, for a dense one, its model. Shown
-    as ``fast``, ``bm25`` or ``dense:<model>`` (``str``), the label traces and weights use."""
+    """Which retriever produced a score list: its kind and, for one of several of a kind (a dense
+    one per model), which. Shown as ``fast``, ``bm25``, ``dense:<model>`` or a plugin's own
+    (``str``), the label traces and fusion weights use. The kind says how fusion reads the list
+    (``skillpilot.retrieve``): ``dense`` lists are graded, any other kind's hold matches."""
 
-    kind: RetrieverKind
+    kind: str
     model: str = ""
 
     def __str__(self) -> str:
@@ -185,14 +181,6 @@ BM25 = RetrieverId("bm25")
 
 def dense_id(model: str) -> RetrieverId:
     return RetrieverId("dense", model)
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One retriever's opinion of one catalog entry: position in the catalog and raw score."""
-
-    index: int
-    score: float
 
 
 EvidenceKind = Literal["trigger", "name", "prefer_when"]

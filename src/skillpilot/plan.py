@@ -1,9 +1,10 @@
 """Multi-skill messages: a message that asks for several things in order becomes an ordered plan.
 
-Input: a message, a router (anything with ``route(text, plan=False, log=False) -> RouteResult``;
-the facade calls :func:`plan_steps` at the end of ``SkillPilot.route``) and the confidence of the whole message's
-own route. Output: a tuple of :class:`~skillpilot.model.PlanStep` in the order the user asked,
-empty unless the message splits into at least two steps that go to different skills.
+Input: a message read once (:class:`~skillpilot.text.Query`), a router (anything with
+``route(query, plan=False, log=False) -> RouteResult``; the facade calls :func:`plan_steps` at
+the end of ``SkillPilot.route``) and the confidence of the whole message's own route. Output: a
+tuple of :class:`~skillpilot.model.PlanStep` in the order the user asked, empty unless the
+message splits into at least two steps that go to different skills.
 
 How, cheapest test first:
 
@@ -15,7 +16,8 @@ How, cheapest test first:
    expression. Commas are not markers ("QC, normalize and cluster" is one task), nor is 和
    (it joins nouns).
 2. Clauses. Pieces with fewer than two index terms (``skillpilot.text.tokenize``: "and why?",
-   "please") are glued to the next piece, the last one to the previous.
+   "please") are glued to the next piece, the last one to the previous. Each clause is read
+   (:meth:`~skillpilot.text.Query.piece`) once, here, and routed as read.
 3. Routing. Each clause is routed with the same router, told not to plan it again nor log it
    (``plan=False, log=False``: it is a piece of the message's decision). A
    clause asks for a skill when its confidence reaches ``STEP_CONFIDENCE``; a clause with a
@@ -52,7 +54,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .model import PlanStep, RouteResult
-from .text import tokenize
+from .text import Query
 
 # Calibrated confidences: 0.15 is "this clause is about that skill, weakly"; the bars were chosen
 # on the development set and MetaTool's multi-tool queries (benchmarks/plan_eval.py) against
@@ -78,24 +80,29 @@ _LEFTOVER = " \t\r\n,;，；、"
 
 
 class Router(Protocol):
-    """What planning needs of the facade: one route per text, without planning or logging it."""
+    """What planning needs of the facade: one route per clause, without planning or logging it."""
 
-    def route(self, query: str, *, plan: bool, log: bool) -> RouteResult: ...
+    def route(self, query: Query, *, plan: bool, log: bool) -> RouteResult: ...
 
 
 @dataclass(frozen=True)
 class Clause:
-    """A piece of a message: ``sentence`` when a sentence end is at either side of it,
+    """A piece of a message, read: ``sentence`` when a sentence end is at either side of it,
     ``sequence`` when a sequence marker ("then", 然后 ...) introduced it."""
 
-    text: str
+    query: Query
     sentence: bool
     sequence: bool
 
+    @property
+    def text(self) -> str:
+        return self.query.text
 
-def split(message: str) -> list[Clause]:
-    """The clauses of ``message`` (steps 1 and 2 of the module docstring); one clause when it
+
+def split(query: Query) -> list[Clause]:
+    """The clauses of ``query`` (steps 1 and 2 of the module docstring); the whole query when it
     has no marker. A glued clause keeps the words between its pieces ("what's X, and why?")."""
+    message = query.text
     # (start, end, the marker that introduced it) of each piece between markers
     pieces: list[tuple[int, int, str]] = []
     start, kind = 0, "start"
@@ -103,7 +110,10 @@ def split(message: str) -> list[Clause]:
         pieces.append((start, match.start(), kind))
         start, kind = match.end(), match.lastgroup or "conjunction"
     pieces.append((start, len(message), kind))
-    spans: list[tuple[int, int, bool, bool]] = []  # (start, end, sentence, sequence)
+    if len(pieces) == 1:
+        whole = message.strip(_LEFTOVER) if len(query.terms) >= MIN_CLAUSE_TERMS else message.strip()
+        return [Clause(query if whole == message else Query.piece(whole), False, False)]
+    spans: list[tuple[int, int, bool, bool, Query]] = []  # (start, end, sentence, sequence, clause)
     begin: int | None = None  # start of a short piece waiting to be glued to the next
     sentence = sequence = False
     for number, (start, stop, kind) in enumerate(pieces):
@@ -111,16 +121,18 @@ def split(message: str) -> list[Clause]:
         followed = number + 1 < len(pieces) and pieces[number + 1][2] == "sentence"
         sentence = sentence or kind == "sentence" or followed
         sequence = sequence or kind == "sequence"
-        if len(tokenize(message[begin:stop])) >= MIN_CLAUSE_TERMS:
-            spans.append((begin, stop, sentence, sequence))
+        clause = Query.piece(message[begin:stop].strip(_LEFTOVER))
+        if len(clause.terms) >= MIN_CLAUSE_TERMS:
+            spans.append((begin, stop, sentence, sequence, clause))
             begin, sentence, sequence = None, False, False
     if not spans:
-        return [Clause(message.strip(), False, False)]
+        return [Clause(Query.piece(message.strip()), False, False)]
     if begin is not None:
         # A short tail ("..., and why?") belongs to the clause before it.
-        last = spans.pop()
-        spans.append((last[0], len(message), last[2] or sentence, last[3]))
-    return [Clause(message[b:e].strip(_LEFTOVER), sen, seq) for b, e, sen, seq in spans]
+        start, _, before, was_sequence, _ = spans.pop()
+        tail = Query.piece(message[start:].strip(_LEFTOVER))
+        spans.append((start, len(message), before or sentence, was_sequence, tail))
+    return [Clause(clause, sen, seq) for _, _, sen, seq, clause in spans]
 
 
 @dataclass
@@ -131,17 +143,17 @@ class _Step:
 
 
 def plan_steps(
-    router: Router, message: str, confidence: float, *, sequences_only: bool = False
+    router: Router, query: Query, confidence: float, *, sequences_only: bool = False
 ) -> tuple[PlanStep, ...]:
-    """The ordered plan for ``message`` whose whole route had ``confidence``; () when it is one
+    """The ordered plan for ``query`` whose whole route had ``confidence``; () when it is one
     step (see the module docstring). ``sequences_only`` plans only messages that say "in this
     order" ("then", 然后 ...): what every ``route`` does, so a plain "and" costs no extra routes."""
-    if sequences_only and not any(m.lastgroup == "sequence" for m in _MARKER.finditer(message)):
+    if sequences_only and not any(m.lastgroup == "sequence" for m in _MARKER.finditer(query.text)):
         return ()  # the common case, for every route: no clause could say "in this order"
-    clauses = split(message)
+    clauses = split(query)
     if len(clauses) < 2 or (sequences_only and not any(c.sequence for c in clauses[1:])):
         return ()
-    routes = [router.route(clause.text, plan=False, log=False) for clause in clauses]
+    routes = [router.route(clause.query, plan=False, log=False) for clause in clauses]
     steps = _steps(clauses, routes)
     if len({step.route.skill.id for step in steps if step.route.skill is not None}) < 2:
         return ()

@@ -1,8 +1,8 @@
 """Rank: one message against one catalog, every retriever asked once, one frozen ranking out.
 
-Input: a :class:`~skillpilot.catalog.Catalog`, the (capped) message, the fusion weights, the
-feedback model (or None) and a function that reads the message with some dense retrievers
-(their vectors and scores).
+Input: a :class:`~skillpilot.catalog.Catalog`, the message read once
+(:class:`~skillpilot.text.Query`), the fusion weights, the feedback model (or None) and a
+function that reads the message with some dense retrievers (their vectors and scores).
 Output: a :class:`Ranking`: every retriever's full-catalog score list (keyed by
 :class:`~skillpilot.model.RetrieverId`), the fast path's hits (matched once), the query vectors,
 the authors' :class:`~skillpilot.model.Redirection` (``skillpilot.redirects``), the feedback
@@ -10,16 +10,18 @@ the authors' :class:`~skillpilot.model.Redirection` (``skillpilot.redirects``), 
 :class:`~skillpilot.model.Candidate` s best first. Nothing in it is changed after it is built.
 
 The fast path (:func:`~skillpilot.retrieve.fast.routes_at_once`): when one skill's trigger
-phrase is in the message and the keyword ranking agrees, the models are not asked (method
-``fast``); else the dense retrievers that read the message are (``hybrid`` when a keyword
-matched too, ``semantic`` when only meaning did). Feedback examples are matched by meaning, so
-a fast route is encoded anyway when there are examples, and a route feedback moved is ``hybrid``.
+phrase is in the message and the keyword ranking agrees, the retrievers that use a model are
+not asked (method ``fast``); else they are, the dense ones that read the message included
+(``hybrid`` when a keyword matched too, ``semantic`` when only meaning did). The lists keep the
+catalog's order of retrievers, the fast path's first. Feedback examples are matched by meaning,
+so a fast route is encoded anyway when there are examples, and a route feedback moved is
+``hybrid``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,13 +30,15 @@ from .feedback import Learned
 from .fuse import Race, fuse, top_order
 from .model import BM25, FAST, Adjustment, Candidate, FastHit, Method, Redirection, RetrieverId
 from .redirects import redirection, targets
+from .retrieve import Retriever
 from .retrieve.ann import DEPTH, AnnRetriever
 from .retrieve.dense import DenseRetriever
 from .retrieve.fast import EVIDENCE_SCORE, routes_at_once
+from .text import Query
 
 # Each given retriever's reading of the message (``DenseRetriever.read``: its vector and scores), in
 # their order.
-QueryReader = Callable[[str, Sequence[DenseRetriever]], list[tuple[np.ndarray, np.ndarray | None]]]
+QueryReader = Callable[[Query, Sequence[DenseRetriever]], list[tuple[np.ndarray, np.ndarray | None]]]
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,7 @@ class Ranking:
     """One message ranked: the scores, feedback's adjustment, the fused candidates and the
     authors' redirects that moved them."""
 
-    query: str
+    query: Query
     scores: Scores
     method: Method
     learned: Adjustment | None
@@ -66,6 +70,9 @@ class Ranking:
     # The fused candidates without feedback's multipliers, when feedback moved something.
     unadjusted: tuple[Candidate, ...] = ()
     redirected: Redirection | None = None
+    # Per skill, the relevance multiplier fusion applied: trust tier x unmet preconditions x
+    # redirects x feedback (empty for an empty catalog).
+    multipliers: np.ndarray = field(default_factory=lambda: np.ones(0))
 
     @property
     def lists(self) -> Mapping[RetrieverId, np.ndarray]:
@@ -74,7 +81,7 @@ class Ranking:
 
 def score(
     catalog: Catalog,
-    query: str,
+    query: Query,
     read: QueryReader,
     allowed: np.ndarray | None = None,
     roots: Sequence[str] | None = None,
@@ -92,26 +99,42 @@ def score(
         for hit in fast_hits:
             fast[hit.index] = max(fast[hit.index], hit.score)
         lists[FAST] = fast
-    if catalog.bm25:
-        lists[BM25] = catalog.bm25.scores(query)
+    modelled: list[Retriever] = []
+    for retriever in catalog.retrievers:
+        if getattr(retriever, "uses_model", False):
+            modelled.append(retriever)
+        else:
+            lists[retriever.id] = retriever.scores(query)
     race = Race(allowed) if allowed is not None and not allowed.all() else None
     method: Method
     if routes_at_once(fast_hits, lists.get(BM25)):
         method = "fast"
     else:
-        readers = [r for r in catalog.dense if r.reads(query)]
+        readers = [r for r in modelled if isinstance(r, DenseRetriever) and r.reads(query)]
+        read_by = dict(zip(readers, read(query, readers), strict=True))
         nearest: list[tuple[AnnRetriever, np.ndarray]] = []
-        for retriever, (vector, scores) in zip(readers, read(query, readers), strict=True):
+        for retriever in modelled:
+            if not isinstance(retriever, DenseRetriever):
+                lists[retriever.id] = retriever.scores(query)
+                continue
+            if retriever not in read_by:
+                continue
+            vector, scores = read_by[retriever]
             vectors[retriever.encoder.name] = vector
             if isinstance(retriever, AnnRetriever):
                 nearest.append((retriever, vector))
             elif scores is not None:
                 lists[retriever.id] = scores
+        keyword_found = bool(fast_hits) or any(_matched(name, scores) for name, scores in lists.items())
         if nearest:
             race = _nearest_race(size, lists, nearest, allowed, roots)
-        keyword_found = bool(fast_hits) or bool(catalog.bm25 and lists[BM25].any())
-        method = ("hybrid" if keyword_found else "semantic") if catalog.dense else "fast"
+        method = ("hybrid" if keyword_found else "semantic") if modelled else "fast"
     return Scores(lists, matches, fast_hits, method, vectors, race)
+
+
+def _matched(name: RetrieverId, scores: np.ndarray) -> bool:
+    """Whether a keyword list (not ``dense``) found the message's words in some skill."""
+    return not name.is_dense and name != FAST and bool((scores > 0).any())
 
 
 def _nearest_race(
@@ -152,7 +175,7 @@ def _nearest_race(
 
 def rank(
     catalog: Catalog,
-    query: str,
+    query: Query,
     weights: Mapping[str, float],
     learned: Learned | None,
     read: QueryReader,
@@ -183,7 +206,7 @@ def rank(
         vectors = scores.query_vectors
         if learned.has_examples and not vectors:
             # The fast path skipped the models; feedback examples are matched by meaning.
-            vectors = {r.encoder.name: r.encode(query) for r in catalog.dense if r.reads(query)}
+            vectors = {r.encoder.name: r.encode(query.text) for r in catalog.dense if r.reads(query)}
             scores = Scores(scores.lists, scores.matches, scores.fast_hits, scores.method, vectors, race)
         adjustment = learned.adjust(vectors)
         if adjustment.moves:
@@ -201,4 +224,4 @@ def rank(
         candidates = [c for c in everyone if c.index in keep]
     if not candidates:
         method = "no-match"
-    return Ranking(query, scores, method, adjustment, tuple(candidates), unadjusted, redirected)
+    return Ranking(query, scores, method, adjustment, tuple(candidates), unadjusted, redirected, multipliers)

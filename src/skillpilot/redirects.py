@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import AppliedRedirect, Candidate, FastHit, IndexedSkill, Redirect, Redirection
-from .text import tokenize
+from .text import Query, tokenize
 
 REDIRECT_WITHIN = 3
 CASE_COVERAGE = 0.75
@@ -114,9 +114,9 @@ class Redirects:
     def __bool__(self) -> bool:
         return bool(self._rules)
 
-    def matching(self, query: str) -> list[tuple[_Rule, str]]:
+    def matching(self, query: Query) -> list[tuple[_Rule, str]]:
         """The rules whose case the message is about, each with the alternative it matched."""
-        terms = set(tokenize(query))
+        terms = set(query.terms)
         touched = sorted({r for t in terms for r in self._by_term.get(t, ())})
         found = []
         for number in touched:
@@ -136,7 +136,7 @@ class Redirects:
 
 def redirection(
     redirects: Redirects,
-    query: str,
+    query: Query,
     fuse_without: Callable[[], Sequence[Candidate]],
     fast_hits: Sequence[FastHit],
     size: int,

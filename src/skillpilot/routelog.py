@@ -193,22 +193,14 @@ class RouteLog:
         ).rowcount
         return int(deleted)
 
-    def entries(self, since: float | None = None, limit: int | None = None) -> list[LogEntry]:
-        """Decisions at or after ``since`` (epoch seconds), newest first, at most ``limit``."""
-        rows = self._db.execute(
-            f"SELECT {_COLUMNS} FROM decisions WHERE at >= ? ORDER BY id DESC LIMIT ?",
-            (since if since is not None else 0.0, limit if limit is not None else -1),
-        )
-        return [LogEntry(*row) for row in rows]
-
-    def page(self, where: LogFilter, offset: int = 0, limit: int = 50) -> tuple[list[LogEntry], int]:
-        """The decisions ``where`` selects, newest first: ``limit`` of them from ``offset``, and
-        how many it selects in all."""
+    def page(self, where: LogFilter, offset: int = 0, limit: int | None = 50) -> tuple[list[LogEntry], int]:
+        """The decisions ``where`` selects, newest first: ``limit`` of them (all when None) from
+        ``offset``, and how many it selects in all."""
         condition, values = where.where()
         total = self._db.execute(f"SELECT COUNT(*) FROM decisions WHERE {condition}", values).fetchone()[0]
         rows = self._db.execute(
             f"SELECT {_COLUMNS} FROM decisions WHERE {condition} ORDER BY id DESC LIMIT ? OFFSET ?",
-            [*values, limit, offset],
+            [*values, -1 if limit is None else limit, offset],
         )
         return [LogEntry(*row) for row in rows], int(total)
 

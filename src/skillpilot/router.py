@@ -5,7 +5,9 @@
     index/       store them (SQLite / PostgreSQL) with vectors   -> StoredSkill; Snapshot (one read)
     catalog      one snapshot in memory: ids, retrievers,        -> Catalog
                  trust x precondition multipliers, conflicts
-    retrieve/    fast path (triggers), BM25, dense (per model)   -> FastHit, score lists by RetrieverId
+    text         a message read once: capped, split, stemmed     -> Query
+    retrieve/    fast path (triggers), registered retrievers      -> FastHit, score lists by RetrieverId
+                 (BM25, dense per model, plugins)
     feedback     learned ln-multipliers per message              -> Adjustment
     rank         every retriever once, then fuse (RRF + z-score) -> Ranking (frozen, Candidates)
     decide       conflict contest, calibrated confidence, rules  -> Verdict (Resolution, decision)
@@ -43,7 +45,7 @@ from .conflicts import ConflictGroup
 from .decide import Calibration, candidate_confidence, judge, shipped_calibration
 from .encoders import Encoder, encoder_key, get_encoder
 from .errors import SkillNotFoundError, StoreError
-from .feedback import FeedbackStore, Learned, Signal, learn
+from .feedback import FeedbackStats, FeedbackStore, Learned, Signal, learn
 from .index import SkillStore, Snapshot, VectorSearch, open_store
 from .index.builder import Progress, build_index, space_named
 from .model import (
@@ -59,12 +61,12 @@ from .model import (
     Stats,
 )
 from .plan import plan_steps
-from .rank import Ranking, Scores, rank, score
+from .rank import Ranking, rank
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.keywords import keyword_floor, keyword_terms
-from .routelog import RouteLog
+from .routelog import LogEntry, LogFilter, RouteLog, SurfaceLatency
 from .smalltalk import is_small_talk
-from .text import cap_query, clean_text
+from .text import Query, clean_text
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +80,11 @@ class SkillPilot:
     ``surface`` labels this router's decisions in the routing log (``cli``, ``http``, ``mcp``,
     ``hook`` ...; ``library`` by default). ``store`` is an open ``SkillStore`` or, like the
     ``store`` setting (``index.store``, ``SKILLPILOT_STORE``), a SQLite path or PostgreSQL URL."""
+
+    settings: Settings
+    surface: str
+    # The fusion weights and the confidence model (``calibration.json``); a benchmark may set its own.
+    calibration: Calibration
 
     def __init__(
         self,
@@ -103,7 +110,7 @@ class SkillPilot:
         self._feedback: FeedbackStore | None = None
         self._route_log: RouteLog | None = None
         self._learned_cache: tuple[tuple[int, ...] | str, Learned] | None = None
-        self.calibration: Calibration = shipped_calibration()
+        self.calibration = shipped_calibration()
 
     # -- parts, loaded on first use -------------------------------------------------------
     @property
@@ -123,13 +130,13 @@ class SkillPilot:
         return self._encoders
 
     @property
-    def feedback_store(self) -> FeedbackStore:
+    def _feedback_store(self) -> FeedbackStore:
         if self._feedback is None:
             self._feedback = FeedbackStore(self.settings.feedback_path, self.settings.log_queries)  # type: ignore[arg-type]
         return self._feedback
 
     @property
-    def route_log(self) -> RouteLog:
+    def _log(self) -> RouteLog:
         if self._route_log is None:
             settings = self.settings
             self._route_log = RouteLog(
@@ -246,13 +253,13 @@ class SkillPilot:
             return None
         try:
             # Signals fade: the model is re-fitted at least hourly.
-            key = (catalog.generation, *self.feedback_store.version(), int(time.time() // 3600))
+            key = (catalog.generation, *self._feedback_store.version(), int(time.time() // 3600))
             if self._learned_cache is None or self._learned_cache[0] != key:
                 ids = [s.id for s in catalog.skills]
                 encoders = [r.encoder for r in catalog.dense]
                 settings = self.settings
                 learned = learn(
-                    self.feedback_store, ids, encoders, settings.feedback_batch, implicit=settings.feedback_implicit
+                    self._feedback_store, ids, encoders, settings.feedback_batch, implicit=settings.feedback_implicit
                 )
                 self._learned_cache = (key, learned)
         except StoreError as exc:
@@ -263,20 +270,15 @@ class SkillPilot:
         return self._learned_cache[1]
 
     # -- routing ----------------------------------------------------------------------------
-    def score_lists(self, query: str) -> Scores:
-        """Every retriever's score for every skill (catalog order), the fast-path hits, the
-        query's vectors and which path answered. Public for calibration and benchmarks."""
-        with single_threaded_blas():
-            return score(self._catalog(), query, self._read_query)
-
     def ranking(self, query: str, roots: Sequence[str] | None = None) -> Ranking:
-        """The fused candidates of ``query`` (the pool a route decides on), best first, before
-        the decision. Public for benchmarks (``benchmarks/pg_scale.py`` compares pools)."""
+        """``query`` ranked: every retriever's score list (``scores``), the fused candidates (the
+        pool a route decides on, best first) and the multipliers fusion applied, before the
+        decision. Public for calibration and benchmarks (``benchmarks/pg_scale.py`` compares pools)."""
         with single_threaded_blas():
-            return self._rank(self._catalog(), cap_query(query), roots)
+            return self._rank(self._catalog(), Query.of(query), roots)
 
     def _read_query(
-        self, query: str, retrievers: Sequence[DenseRetriever]
+        self, query: Query, retrievers: Sequence[DenseRetriever]
     ) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """Each retriever's ``read`` of the query (its vector and scores). With several models
         the others run on a second thread while this one runs the first: onnxruntime and numpy
@@ -293,7 +295,7 @@ class SkillPilot:
         pending = [self._query_pool.submit(r.read, query) for r in rest]
         return [first.read(query), *(f.result() for f in pending)]
 
-    def _rank(self, catalog: Catalog, query: str, roots: Sequence[str] | None = None) -> Ranking:
+    def _rank(self, catalog: Catalog, query: Query, roots: Sequence[str] | None = None) -> Ranking:
         learned = self._learned(catalog) if catalog.skills else None
         allowed = catalog.under(roots) if roots is not None else None
         stored_roots = catalog.root_ids(roots) if roots is not None else None
@@ -301,7 +303,7 @@ class SkillPilot:
 
     def route(
         self,
-        query: str,
+        query: str | Query,
         trace: bool = False,
         surface: str | None = None,
         roots: Sequence[str] | None = None,
@@ -309,7 +311,8 @@ class SkillPilot:
         plan: bool = True,
         log: bool = True,
     ) -> RouteResult:
-        """Pick the skill for ``query``; always one ``RouteResult`` (pass-through is a result).
+        """Pick the skill for ``query`` (a message, or a ``Query`` read from one); always one
+        ``RouteResult`` (pass-through is a result).
         The trace is included when asked for or when the ``debug`` setting is on. A message
         with a sequence marker ("then" ...) is planned unless ``plan`` is off. The decision is
         appended to the routing log (``log.enabled``) under ``surface`` (default: the router's
@@ -319,25 +322,25 @@ class SkillPilot:
         result = self._route(query, trace, plan, roots)
         if log and self.settings.log_enabled:
             try:
-                self.route_log.record(result, surface or self.surface)
+                self._log.record(result, surface or self.surface)
             except StoreError as exc:
                 # The route is the product and the log a record of it: an unwritable log
                 # (read-only home, full disk) is reported, and the agent still gets its skill.
                 logger.warning("%s", exc)
         return result
 
-    def _route(self, query: str, trace: bool, plan: bool, roots: Sequence[str] | None = None) -> RouteResult:
+    def _route(self, message: str | Query, trace: bool, plan: bool, roots: Sequence[str] | None = None) -> RouteResult:
         started = time.perf_counter()
         catalog, loading = self._timed_catalog()
         trace = trace or self.settings.debug
-        query = cap_query(query)
+        query = message if isinstance(message, Query) else Query.of(message)
         settings = self.settings
         with single_threaded_blas():
             unmatched = self._nothing_to_rank(catalog, query, roots)
             ranking = self._rank(catalog, query, roots) if unmatched is None else None
             if ranking is None or not ranking.candidates:
                 return RouteResult(
-                    query=query,
+                    query=query.text,
                     skill=None,
                     confidence=0.0,
                     decision="passthrough",
@@ -358,7 +361,7 @@ class SkillPilot:
         )
         resolution = verdict.resolution
         return RouteResult(
-            query=query,
+            query=query.text,
             skill=_ref(skills[top.index]),
             confidence=round(verdict.confidence, 4),
             decision=verdict.decision,
@@ -384,7 +387,7 @@ class SkillPilot:
             load_ms=round(loading * 1000, 3),
         )
 
-    def _nothing_to_rank(self, catalog: Catalog, query: str, roots: Sequence[str] | None) -> str | None:
+    def _nothing_to_rank(self, catalog: Catalog, query: Query, roots: Sequence[str] | None) -> str | None:
         """Why ``query`` cannot go to any skill before anything is ranked (None: rank it): the
         index or the folders asked for hold no skill, or the message is small talk."""
         if not catalog.skills:
@@ -402,19 +405,20 @@ class SkillPilot:
     def plan(self, message: str) -> RouteResult:
         """Route ``message`` and split it into ordered steps at every marker ("and", "then",
         然后 ...), not only the sequence markers ``route`` plans on by itself."""
-        result = self.route(message)
+        query = Query.of(message)
+        result = self.route(query)
         if result.plan:
             return result
-        return replace(result, plan=plan_steps(self, result.query, result.confidence))
+        return replace(result, plan=plan_steps(self, query, result.confidence))
 
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
         """Ranked skills for ``query`` with OntoSkills' adaptive cut-off (min 0.4, gap 0.15), and
         for a one-to-three-word query the skills whose name or description mention every word
         below them (``retrieve.keywords``: the keyword floor, scores under 0.4)."""
-        query = cap_query(query)
+        read = Query.of(query)
         catalog = self._catalog()
         with single_threaded_blas():
-            ranking = self._rank(catalog, query)
+            ranking = self._rank(catalog, read)
         candidates = ranking.candidates
         keywords = ranking.scores.lists.get(BM25)
         if keywords is not None and not keywords.any():
@@ -432,7 +436,7 @@ class SkillPilot:
             if hit.score < SEARCH_MIN_SCORE or (kept and kept[-1].score - hit.score > SEARCH_GAP):
                 break
             kept.append(hit)
-        terms = keyword_terms(query) if self.settings.enable_keyword and catalog.skills else []
+        terms = keyword_terms(read) if self.settings.enable_keyword and catalog.skills else []
         floor = keyword_floor(catalog.described, terms) if terms else np.zeros(0)
         shown = {h.id for h in kept}
         # Below the cut-off a mention ranks by its keyword floor alone, as the market scope's
@@ -492,13 +496,50 @@ class SkillPilot:
             signal, skill=self.get(signal.skill).id, wrong=self.get(signal.wrong).id if signal.wrong else None
         )
         with single_threaded_blas():
-            vectors = {r.encoder.name: r.encode(signal.query) for r in catalog.dense if r.reads(signal.query)}
-        return self.feedback_store.record(canonical, vectors)
+            read = Query.of(signal.query)
+            vectors = {r.encoder.name: r.encode(read.text) for r in catalog.dense if r.reads(read)}
+        return self._feedback_store.record(canonical, vectors)
 
     def undo_feedback(self, signal_id: int) -> Signal:
         """Forget one recorded signal (``FeedbackNotFoundError`` if there is none with that id);
         routing stops using it from the next route on. Returns the signal."""
-        return self.feedback_store.undo(signal_id)
+        return self._feedback_store.undo(signal_id)
+
+    def feedback_signals(self) -> list[Signal]:
+        """Every recorded feedback signal, oldest first (their ids are what ``undo_feedback`` takes)."""
+        return self._feedback_store.signals()
+
+    def feedback_stats(self) -> FeedbackStats:
+        """The signals recorded, how many the model uses (whole ``feedback_batch`` batches; implicit
+        ones only with ``feedback_implicit``) and the per-skill weights they give."""
+        return self._feedback_store.stats(self.settings.feedback_batch, self.settings.feedback_implicit)
+
+    def reset_feedback(self) -> int:
+        """Forget every feedback signal (routing is as shipped from the next route on); returns
+        how many there were."""
+        return self._feedback_store.reset()
+
+    # -- the routing log, read ----------------------------------------------------------------
+    def log_entries(
+        self, where: LogFilter | None = None, offset: int = 0, limit: int | None = None
+    ) -> tuple[list[LogEntry], int]:
+        """The logged decisions ``where`` selects (every one when None), newest first: ``limit``
+        of them (all when None) from ``offset``, and how many it selects in all."""
+        return self._log.page(where or LogFilter(), offset, limit)
+
+    def log_surfaces(self) -> list[str]:
+        """Every surface with a decision in the routing log, sorted."""
+        return self._log.surfaces()
+
+    def log_decisions(self, since: float) -> dict[str, int]:
+        """How many decisions of each kind (hard, soft, passthrough) were logged since ``since``
+        (epoch seconds)."""
+        return self._log.decisions(since)
+
+    def log_latency(self, since: float, buckets: int, now: float | None = None) -> list[SurfaceLatency]:
+        """Each surface's routing-time percentiles from ``since`` to ``now``, overall and in
+        ``buckets`` equal slices; surfaces sorted by name."""
+        return self._log.latency(since, buckets, now)
 
     def stats(self) -> Stats:
         """What the index holds, what routing lacks (``missing_vectors``: skills per encoder
@@ -514,7 +555,7 @@ class SkillPilot:
             low_quality=tuple(s.id for s in skills if s.fingerprint.quality_issues),
             last_updated=float(last) if last else None,
             embed_provider=self.settings.embed_provider if self.settings.enable_semantic else "off",
-            index_path=str(getattr(self.store, "path", self.settings.index_path)),
+            index_path=str(self.store.path),
             model_cache=str(default_model_cache()),
             missing_vectors={m.encoder: m.skills for m in catalog.missing},
             orphan_vectors=self.store.orphan_vectors(),

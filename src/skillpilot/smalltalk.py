@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .text import STOP_WORDS, has_cjk, words
+from .text import STOP_WORDS, Query, has_cjk
 
 # The formulae's words, lower-case, as ``text.words`` splits them ("what's up" -> what, s, up).
 FORMULA_WORDS = frozenset(
@@ -42,9 +42,9 @@ _CJK_FORMULA = re.compile(
 )
 
 
-def is_small_talk(message: str) -> bool:
+def is_small_talk(message: Query | str) -> bool:
     """Whether ``message`` holds words and none of them names a task (see the module docstring)."""
-    found = words(message)
+    found = (message if isinstance(message, Query) else Query.of(message)).words
     if not found:
         return False
     for word in found:

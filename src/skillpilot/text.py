@@ -9,14 +9,18 @@ Input: any string. Output: a list of index terms. Guarantees:
   matches Chinese words without segmenting them;
 - queries are capped at ``MAX_QUERY_CHARS`` before anything else (OntoSkills' 512-char cap);
 - :func:`clean_text` makes any string encodable as UTF-8 (lone surrogates become U+FFFD), so
-  text from undecodable file names, ``\\ud800`` escapes or stray bytes can be stored and printed.
+  text from undecodable file names, ``\\ud800`` escapes or stray bytes can be stored and printed;
+- a message becomes one :class:`Query` per route (:meth:`Query.of`): capped, cleaned, split into
+  words and stemmed once, and every stage (fast path, BM25, the encoders, redirects, conflict
+  contests, planning) reads that value instead of the string.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 import Stemmer
 
@@ -112,3 +116,31 @@ def word_terms(word: str) -> tuple[str, ...]:
 
 def has_cjk(text: str) -> bool:
     return _CJK_RUN.search(text) is not None
+
+
+@dataclass(frozen=True)
+class Query:
+    """One message as routing reads it: ``text`` (the first ``MAX_QUERY_CHARS`` characters, clean:
+    what a route reports as its query), its surface ``words`` (:func:`words`) and its index
+    ``terms`` (:func:`tokenize`), each computed once."""
+
+    text: str
+    words: tuple[str, ...]
+    terms: tuple[str, ...]
+
+    @classmethod
+    def of(cls, message: str) -> Query:
+        """The query of a user's message (capped and cleaned by :func:`cap_query`)."""
+        return cls.piece(cap_query(message))
+
+    @classmethod
+    def piece(cls, text: str) -> Query:
+        """The query of ``text``, already capped and clean (a clause of a query's text): only
+        split into words and stemmed."""
+        found = tuple(words(text))
+        return cls(text, found, tuple(term for word in found for term in word_terms(word)))
+
+    @cached_property
+    def mostly_cjk(self) -> bool:
+        """:func:`mostly_cjk` of the text (asked by every encoder that does not read CJK)."""
+        return mostly_cjk(self.text)

@@ -35,7 +35,6 @@ LOCK_FILE = "serve.lock"
 SERVICE_LOG = "serve.log"
 # The service a hook starts inherits the start lock on this descriptor (see start_service).
 LOCK_FD_ENV = "SKILLPILOT_SERVE_LOCK_FD"
-HOOK_ROUTE = "/hook/claude-code"
 HOSTS = ("claude-code",)
 PROMPT_EVENT = "UserPromptSubmit"
 # Far above a warm route (milliseconds), far below Claude Code's 60 s hook timeout: a service

@@ -57,6 +57,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "conflicts": "manage",
     "mcp": "surfaces",
     "serve": "surfaces",
+    "docs": "docs_cmd",
     "doctor": "claude_cmd",
     "lint": "authoring",
     "plan": "authoring",

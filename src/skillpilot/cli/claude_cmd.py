@@ -174,8 +174,7 @@ def _index_user_skills(home: Path) -> IndexReport | None:
 def doctor(project: ProjectOption = None, home: HomeOption = None, as_json: JsonOption = False) -> None:
     """What Claude Code gets: index and skill count, service and latency, hooks, offered skills."""
     from ..adapters import claude_code, claude_code_setup
-    from ..index import assign_ids
-    from ..index.sqlite import SQLiteStore
+    from ..index import assign_ids, open_store
     from ..serve import read_serve_file, service
     from ..serve.client import get_json
 
@@ -184,7 +183,7 @@ def doctor(project: ProjectOption = None, home: HomeOption = None, as_json: Json
     index_path = folder / "index.sqlite"
     skills = []
     if index_path.exists():
-        store = SQLiteStore(index_path)
+        store = open_store(index_path)
         try:
             skills = assign_ids(store.load())
         finally:

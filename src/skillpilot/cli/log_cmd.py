@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from ..routelog import iso, parse_since
+from ..routelog import LogFilter, iso, parse_since
 from . import HomeOption, JsonOption, _pilot, _print_json, _run, out
 
 
@@ -31,7 +31,7 @@ def log(
         raise typer.BadParameter(str(exc), param_hint="--since") from exc
     pilot = _run(lambda: _pilot(home))
     try:
-        entries = _run(lambda: pilot.route_log.entries(since=start, limit=limit))
+        entries, _ = _run(lambda: pilot.log_entries(LogFilter(since=start), limit=limit))
         path: Path = pilot.settings.log_path
     finally:
         pilot.close()

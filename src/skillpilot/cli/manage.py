@@ -85,7 +85,7 @@ def _record(
     out.print(f"recorded {_described(signal)}", markup=False, soft_wrap=True)
     batch = pilot.settings.feedback_batch
     if batch > 1:
-        pending = pilot.feedback_store.stats(batch).pending
+        pending = pilot.feedback_stats().pending
         note = (
             f"{pending} of {batch} signals of the next batch are in; they count once it is full"
             if pending
@@ -122,7 +122,7 @@ def ignore(skill: SkillOption, query: QueryOption, home: HomeOption = None, as_j
 def feedback_list(home: HomeOption = None, as_json: JsonOption = False) -> None:
     """Every recorded signal with its id (for `feedback undo ID`), oldest first."""
     pilot = _run(lambda: _pilot(home))
-    signals = _run(pilot.feedback_store.signals)
+    signals = _run(pilot.feedback_signals)
     if as_json:
         _print_json({"signals": [asdict(s) for s in signals]})
         return
@@ -151,8 +151,7 @@ def undo(
 def feedback_stats(home: HomeOption = None, as_json: JsonOption = False) -> None:
     """Signals recorded, how many the model uses, and the learned per-skill weights."""
     pilot = _run(lambda: _pilot(home))
-    settings = pilot.settings
-    stats = _run(lambda: pilot.feedback_store.stats(settings.feedback_batch, settings.feedback_implicit))
+    stats = _run(pilot.feedback_stats)
     if as_json:
         _print_json({"enabled": pilot.settings.feedback_enabled, **asdict(stats)})
         return
@@ -181,7 +180,7 @@ def reset(
     pilot = _run(lambda: _pilot(home))
     if not yes and not typer.confirm(f"Delete every signal in {pilot.settings.feedback_path}?", err=True):
         raise typer.Exit(1)
-    removed = _run(pilot.feedback_store.reset)
+    removed = _run(pilot.reset_feedback)
     if as_json:
         _print_json({"removed": removed})
     else:

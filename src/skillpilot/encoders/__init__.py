@@ -21,10 +21,11 @@ group ``skillpilot.encoders``, and the entry point's name is the spec ``embed.pr
     [project.entry-points."skillpilot.encoders"]
     my-model = "my_package.encoder:build"    # build.uses = ("openai_model",) if it reads Settings
 
-Installed entry points are registered on the first ``get_encoder`` / ``available_encoders`` call
-(never at import time), through the same ``register_encoder`` the built-ins call; a plugin of a
-built-in's name replaces it. A factory's optional ``uses`` attribute names the Settings fields it
-reads. Code may also call ``register_encoder("my-model", factory)`` directly.
+The table is ``skillpilot.plugins.ENCODERS``, where the built-ins are declared as entry points
+(``build_minilm`` ...): installed entry points are read on the first ``get_encoder`` /
+``available_encoders`` call (never at import time) and a plugin of a built-in's name replaces it.
+A factory's optional ``uses`` attribute names the Settings fields it reads. Code may also call
+``register_encoder("my-model", factory)`` directly.
 """
 
 from __future__ import annotations
@@ -32,19 +33,18 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 
 from ..config import Settings, default_model_cache
 from ..errors import EncoderError
+from ..plugins import ENCODERS
 
 __all__ = ["ENTRY_POINT_GROUP", "Encoder", "available_encoders", "encoder_key", "get_encoder", "register_encoder"]
 
-ENTRY_POINT_GROUP = "skillpilot.encoders"
+ENTRY_POINT_GROUP = ENCODERS.group
 
 logger = logging.getLogger(__name__)
 
@@ -78,21 +78,11 @@ class Encoder(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class _Registration:
-    factory: EncoderFactory
-    # The Settings fields the factory reads: they and the spec form the cache key, so a
-    # change of, say, ``openai_model`` builds a new encoder while a threshold change does not.
-    uses: tuple[str, ...]
-
-
-_REGISTRY: dict[str, _Registration] = {}
 _CACHE: dict[tuple[str, ...], Encoder] = {}
 # One lock for all loads: loading two models at once on a 2-core machine is no faster than
 # one after the other, and it keeps "load once" trivially true. Re-entrant because a
 # composite encoder's factory may itself call get_encoder for its parts.
 _LOCK = threading.RLock()
-_plugins_loaded = False
 
 
 def register_encoder(spec: str, factory: EncoderFactory, uses: tuple[str, ...] = ()) -> None:
@@ -100,58 +90,61 @@ def register_encoder(spec: str, factory: EncoderFactory, uses: tuple[str, ...] =
 
     Registering a spec again replaces the factory (and forgets encoders built by the old one).
     """
-    known = {f for f in Settings.__dataclass_fields__}
-    unknown = [u for u in uses if u not in known]
+    unknown = [u for u in uses if u not in Settings.__dataclass_fields__]
     if unknown:
         raise ValueError(f"register_encoder({spec!r}): {unknown} are not Settings fields")
+    if uses:
+        factory = _Reading(factory, uses)
     with _LOCK:
-        _REGISTRY[spec] = _Registration(factory, uses)
+        ENCODERS.register(spec, factory)
         for key in [k for k in _CACHE if k[0] == spec]:
             del _CACHE[key]
 
 
-def _load_plugins() -> None:
-    """Register the factories installed distributions declare in ``ENTRY_POINT_GROUP`` (once)."""
-    global _plugins_loaded
-    with _LOCK:
-        if _plugins_loaded:
-            return
-        _plugins_loaded = True
-        for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-            try:
-                factory = entry_point.load()
-            except Exception as exc:  # a broken plugin must not take the built-ins down with it
-                logger.warning("encoder plugin %s (%s) cannot be loaded: %r", entry_point.name, entry_point.value, exc)
-                continue
-            register_encoder(entry_point.name, factory, uses=tuple(getattr(factory, "uses", ())))
+class _Reading:
+    """A factory with the Settings fields it reads given at registration, not as its attribute."""
+
+    def __init__(self, factory: EncoderFactory, uses: tuple[str, ...]) -> None:
+        self.factory = factory
+        self.uses = uses
+
+    def __call__(self, settings: Settings) -> Encoder:
+        return self.factory(settings)
+
+
+def _registered(spec: str) -> EncoderFactory | None:
+    return cast("EncoderFactory | None", ENCODERS.get(spec))
+
+
+def _key(spec: str, factory: EncoderFactory, settings: Settings) -> tuple[str, ...]:
+    """The cache key of ``factory``'s encoder: the spec and the Settings fields it reads, so a
+    change of, say, ``openai_model`` builds a new encoder while a threshold change does not.
+    repr() because some Settings fields are dicts, which cannot be dict keys themselves."""
+    return (spec, *(repr(getattr(settings, u)) for u in getattr(factory, "uses", ())))
 
 
 def available_encoders() -> list[str]:
     """The registered specs, installed plugins included, sorted (a model folder path is accepted
     besides these)."""
-    _load_plugins()
-    return sorted(_REGISTRY)
+    return sorted(ENCODERS.names())
 
 
 def encoder_key(spec: str, settings: Settings) -> str:
     """What decides which model ``spec`` loads (the spec and the settings its factory reads), as
     text: an index remembers the encoder name each key gave, so an unchanged re-index can tell
     its vector spaces without loading a model."""
-    _load_plugins()
-    registration = _REGISTRY.get(spec)
-    if registration is None:
+    factory = _registered(spec)
+    if factory is None:
         return f"<folder>|{Path(spec).expanduser().resolve()}"
-    return "|".join((spec, *(repr(getattr(settings, u)) for u in registration.uses)))
+    return "|".join(_key(spec, factory, settings))
 
 
 def get_encoder(spec: str, settings: Settings) -> Encoder:
     """The encoder for ``spec``, loaded on first use and then reused for the whole process."""
-    _load_plugins()
-    registration = _REGISTRY.get(spec)
-    if registration is not None:
-        # repr() because some Settings fields are dicts, which cannot be dict keys themselves.
-        key: tuple[str, ...] = (spec, *(repr(getattr(settings, u)) for u in registration.uses))
-        factory = registration.factory
+    registered = _registered(spec)
+    if registered is not None:
+        key = _key(spec, registered, settings)
+        factory = registered
     else:
         folder = Path(spec).expanduser()
         if not folder.is_dir():
@@ -177,24 +170,25 @@ def get_encoder(spec: str, settings: Settings) -> Encoder:
         return cached
 
 
-def _minilm(_: Settings) -> Encoder:
+def build_minilm(_: Settings) -> Encoder:
+    """The built-in ``minilm`` (all-MiniLM-L6-v2, bundled)."""
     from .onnx import minilm
 
     return minilm(default_model_cache())
 
 
-def _use_multilingual(_: Settings) -> Encoder:
+def build_use_multilingual(_: Settings) -> Encoder:
+    """The built-in ``use-multilingual`` (Universal Sentence Encoder, multilingual, bundled)."""
     from .use import UseEncoder
 
     return UseEncoder()
 
 
-def _openai(settings: Settings) -> Encoder:
+def build_openai(settings: Settings) -> Encoder:
+    """The built-in ``openai``: an OpenAI-compatible embeddings API."""
     from .openai import OpenAIEncoder
 
     return OpenAIEncoder.from_settings(settings)
 
 
-register_encoder("minilm", _minilm)
-register_encoder("use-multilingual", _use_multilingual)
-register_encoder("openai", _openai, uses=("openai_base_url", "openai_model"))
+build_openai.uses = ("openai_base_url", "openai_model")  # type: ignore[attr-defined]

@@ -1,23 +1,36 @@
 """The index stage: where skills, fingerprints and vectors are kept between runs.
 
 ``SkillStore`` is the Protocol a backend implements (the embedded default is
-``SQLiteStore``; ``PostgresStore`` shares one catalog between replicas; ``open_store`` picks one
-from a path or URL); ``build_index`` (in ``builder``) turns skill folders into ``IndexChanges``
-and hands them to the store in one atomic ``apply``.
+``SQLiteStore``; ``PostgresStore`` shares one catalog between replicas); ``build_index`` (in
+``builder``) turns skill folders into ``IndexChanges`` and hands them to the store in one atomic
+``apply``. A store that searches its own vectors says so by implementing ``VectorSearch`` too.
+
+``open_store`` opens the store a ``--store`` value / ``index.store`` names: a URL opens the store
+registered under its scheme, a path the one registered as ``sqlite`` (``sqlite://PATH`` is that
+path). Stores register as encoders do (``skillpilot.plugins``): the built-ins ``sqlite``,
+``postgresql`` and ``postgres`` are declared as entry points are, and a distribution adds one
+under its URL scheme in the entry-point group ``skillpilot.stores`` with a factory
+``(spec: str) -> SkillStore`` that is given the whole ``--store`` value::
+
+    [project.entry-points."skillpilot.stores"]
+    mystore = "my_package.store:MyStore"    # --store mystore://host/db
+
+Code may also call ``register_store("mystore", factory)``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..model import Fingerprint, IndexedSkill, Skill, SkippedFile
+from ..plugins import STORES
 
 
 @dataclass(frozen=True)
@@ -88,9 +101,13 @@ class SkillStore(Protocol):
     out), so a search can show current data after ranking on a cached catalog.
     ``file_stats`` is what the last index run saw of each SKILL.md, so an unchanged one is not re-read.
     ``orphan_vectors`` counts stored vectors whose skill is gone; ``apply`` with
-    ``prune_orphans`` deletes them.
+    ``prune_orphans`` deletes them. ``path`` says where the index is, fit to show (a URL without
+    its password); ``reopen`` opens a second connection to the same index, for a thread of its own.
     """
 
+    @property
+    def path(self) -> str | Path: ...
+    def reopen(self) -> SkillStore: ...
     def apply(self, changes: IndexChanges) -> None: ...
     def snapshot(self, spaces: Sequence[str]) -> Snapshot: ...
     def orphan_vectors(self) -> int: ...
@@ -145,25 +162,36 @@ def assign_ids(stored: list[StoredSkill]) -> list[IndexedSkill]:
     return result
 
 
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# What opens a ``--store`` value: the value itself in, an open store out.
+StoreFactory = Callable[[str], SkillStore]
+# The store a path (a spec without a URL scheme) opens.
+PATH_STORE = "sqlite"
+_URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def register_store(scheme: str, factory: StoreFactory) -> None:
+    """Make ``open_store`` open ``scheme://...`` values with ``factory`` (given the whole value)."""
+    STORES.register(scheme, factory)
+
+
+def available_stores() -> list[str]:
+    """The URL schemes a store is registered under, installed plugins included, sorted."""
+    return sorted(STORES.names())
 
 
 def open_store(spec: str | Path) -> SkillStore:
-    """The store a ``--store`` value names: a ``postgresql://`` URL (extra ``[postgres]``) or the
-    path of a SQLite file."""
-    if str(spec).startswith(POSTGRES_SCHEMES):
-        from .postgres import PostgresStore
-
-        return PostgresStore(str(spec))
-    if _URL_SCHEME.match(str(spec)):
+    """The store a ``--store`` value names (see the module docstring): a URL opens the store
+    registered under its scheme, a path the SQLite store."""
+    text = str(spec)
+    url = _URL_SCHEME.match(text)
+    factory = cast("StoreFactory | None", STORES.get(url[1] if url else PATH_STORE))
+    if factory is None:
         # Taken as a path, "mysql://host/db" would quietly become a SQLite file named "mysql:/host/db".
+        schemes = ", ".join(f"{scheme}://" for scheme in available_stores())
         raise ConfigError(
-            "index.store", f"{spec!r} is no store SkillPilot knows: use a postgresql:// URL or a SQLite file path"
+            "index.store", f"{spec!r} is no store SkillPilot knows: use a {schemes} URL or a SQLite file path"
         )
-    from .sqlite import SQLiteStore
-
-    return SQLiteStore(Path(spec).expanduser())
+    return factory(text)
 
 
 __all__ = [
@@ -174,5 +202,7 @@ __all__ = [
     "StoredSkill",
     "VectorSearch",
     "assign_ids",
+    "available_stores",
     "open_store",
+    "register_store",
 ]

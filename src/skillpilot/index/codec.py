@@ -44,12 +44,6 @@ def skill_from_json(text: str) -> Skill:
     )
 
 
-def fingerprint_from_json(text: str, skill: Skill | None = None) -> Fingerprint:
-    """The fingerprint back; legacy uncoded quality issues and missing redirects are re-derived
-    from ``skill``."""
-    return _fingerprint_from_json(text, skill)[0]
-
-
 def _fingerprint_from_json(text: str, skill: Skill | None) -> tuple[Fingerprint, bool]:
     """The fingerprint back, and whether part of it was re-derived from ``skill``."""
     data: dict[str, Any] = json.loads(text)

@@ -172,6 +172,9 @@ class PostgresStore:
                 "running and that pgvector is installed (CREATE EXTENSION vector needs a superuser once)",
             ) from exc
 
+    def reopen(self) -> PostgresStore:
+        return PostgresStore(self.url, self.schema)
+
     def close(self) -> None:
         self._db.close()
 

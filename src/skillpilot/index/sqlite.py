@@ -84,6 +84,9 @@ class SQLiteStore:
         # One transaction at a time on the shared connection (a service's threads share a store).
         self._in_transaction = threading.RLock()
 
+    def reopen(self) -> SQLiteStore:
+        return SQLiteStore(self.path)
+
     def close(self) -> None:
         self._db.close()
 
@@ -215,3 +218,8 @@ class SQLiteStore:
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM skills").fetchone()[0])
+
+
+def open_sqlite(spec: str) -> SQLiteStore:
+    """The store ``open_store`` opens for a path, or a ``sqlite://PATH`` URL (the built-in ``sqlite``)."""
+    return SQLiteStore(Path(spec.removeprefix("sqlite://")).expanduser())

@@ -42,7 +42,7 @@ from ..retrieve.bm25 import BM25Index
 from ..retrieve.dense import EMBEDDING, DenseRetriever
 from ..retrieve.keywords import described_terms, keyword_terms
 from ..router import SkillPilot
-from ..text import cap_query, tokenize
+from ..text import Query, tokenize
 from .catalog import CATALOG_FILE, CatalogFile, Listing, Profile, listing_of, read_catalog_file
 from .dedup import DuplicateCluster, find_duplicates
 from .rank import Ranked, explain, mmr, relevance_of, score, signals_of
@@ -174,11 +174,11 @@ class Market:
     def search(self, query: str, top_k: int = 10, filters: SearchFilters | None = None) -> list[MarketHit]:
         """Public skills for ``query``, best first, near-duplicates folded, at most ``top_k``."""
         state = self._state()
-        query = cap_query(query)
-        if not query.strip() or not state.skills:
+        read = Query.of(query)
+        if not read.text.strip() or not state.skills:
             return []
-        vectors = [r.encode(query) for r in state.dense]
-        lists, similarity = self._recall(state, tokenize(query), vectors)
+        vectors = [r.encode(read.text) for r in state.dense]
+        lists, similarity = self._recall(state, list(read.terms), vectors)
         profile = state.catalog.profile("search")
         # A keyword match ("pgvector") is evidence of its own, so it needs only half the
         # similarity floor; a stray shared word with an unrelated skill (near 0) still fails.
@@ -188,7 +188,7 @@ class Market:
             gate = (similarity >= floor) | (gate & (similarity >= floor / 2))
         # One to three words: every skill whose name or description mentions them all, as the
         # installed search's keyword floor (skillpilot.retrieve.keywords) admits them.
-        gate |= state.described.mentioning_all(keyword_terms(query))
+        gate |= state.described.mentioning_all(keyword_terms(read))
         pool = self._rank(state, lists, similarity, profile, gate, filters or SearchFilters(), set())
         return self._show(state, self._fold(state, pool)[:top_k], pool)
 

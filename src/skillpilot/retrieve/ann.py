@@ -27,6 +27,8 @@ import numpy as np
 
 from ..encoders import Encoder
 from ..index import VectorSearch
+from ..text import Query
+from . import RetrieverSources
 from .dense import DenseRetriever
 
 # Candidates per model: past rrf_pool's first depth (10 x POOL_SIZE), because a skill beyond a
@@ -70,9 +72,9 @@ class AnnRetriever(DenseRetriever):
         positions = {self._position.get((root, key)) for root, key, _ in found}
         return np.array(sorted(n for n in positions if n is not None), dtype=np.int64)
 
-    def read(self, query: str) -> tuple[np.ndarray, np.ndarray | None]:
+    def read(self, query: Query) -> tuple[np.ndarray, np.ndarray | None]:
         """The message's vector only: candidates come from ``nearest``, their scores from ``scores_at``."""
-        return self.encode(query), None
+        return self.encode(query.text), None
 
     def scores_at(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """The max-sim score of each of ``positions`` (-1 for a skill without vectors)."""
@@ -82,3 +84,13 @@ class AnnRetriever(DenseRetriever):
         """(mean, std) of the scores over the catalog, estimated on the sample."""
         scores = self.scores_for(vector)
         return float(scores.mean()), float(scores.std())
+
+
+def dense_retrievers(sources: RetrieverSources) -> list[DenseRetriever]:
+    """The built-in ``dense`` factory: one retriever per encoder with vectors, in the configured
+    order; a nearest-neighbour one where the store searches them (defined here, beside the
+    variant it may build)."""
+    return [
+        DenseRetriever(e.encoder, e.vectors) if e.search is None else AnnRetriever(e.encoder, e.space, e.search, e.keys)
+        for e in sources.embedded()
+    ]

@@ -1,8 +1,8 @@
 """Keyword retrieval: Okapi BM25 over one term list per skill, Lucene variant.
 
 Input: the catalog (``IndexedSkill`` in catalog order), turned into term lists by
-:func:`skill_terms`; a query string per search. Output: hits
-(:class:`~skillpilot.model.Hit`: catalog position, raw BM25 score), best first, scores > 0 only.
+:func:`skill_terms`; a query's terms per search. Output: every skill's raw BM25 score, in
+catalog order (> 0 exactly for the skills holding a query term).
 
 Formula (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework: BM25 and Beyond",
 in the form Lucene >= 8 ``BM25Similarity`` uses; "Lucene (accurate)" in Kamphuis et al.,
@@ -24,8 +24,6 @@ Guarantees:
 - scores equal ``bm25s.BM25(method="lucene")`` on the same term lists (tested to 1e-6).
   ``rank_bm25.BM25Okapi`` is a different variant (IDF ln((N - df + 0.5) / (df + 0.5)) floored
   by an epsilon, ``(k1 + 1)`` numerator), so its scores are not comparable;
-- ``top(terms, k)`` equals a full sort by (score descending, catalog position ascending) cut
-  at k: ties go to the lower catalog position, whatever numpy's partition order;
 - building costs O(total terms); a query costs one numpy fancy-add per query term that occurs
   in the catalog (postings hold doc ids and precomputed per-posting weights) plus O(N) for
   the score vector.
@@ -42,9 +40,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from skillpilot.model import Hit, IndexedSkill
-from skillpilot.retrieve import Retriever
-from skillpilot.text import cap_query, tokenize
+from skillpilot.model import BM25, IndexedSkill, RetrieverId
+from skillpilot.retrieve import RetrieverSources
+from skillpilot.text import Query, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -121,20 +119,6 @@ class BM25Index:
         by it gives a score in [0, 1] that does not depend on how well the *other* documents match."""
         return sum(self._idf.get(term, 0.0) for term in terms)
 
-    def top(self, terms: Sequence[str], k: int) -> list[Hit]:
-        """The ``k`` best documents with score > 0, best first, ties by lower position."""
-        if k <= 0:
-            return []
-        scores = self.scores(terms)
-        candidates = np.flatnonzero(scores > 0)
-        if candidates.size > k:
-            # Keep everything tied with the k-th best so the tie-break below, not the
-            # partition's arbitrary order, decides who makes the cut.
-            kth = np.partition(scores[candidates], candidates.size - k)[candidates.size - k]
-            candidates = candidates[scores[candidates] >= kth]
-        order = np.lexsort((candidates, -scores[candidates]))[:k]
-        return [Hit(index=int(i), score=float(scores[i])) for i in candidates[order]]
-
 
 def _lead(body: str, chars: int) -> str:
     """The first ``chars`` characters of ``body``, without a word cut in half at the end."""
@@ -185,10 +169,10 @@ def skill_terms(
     return terms
 
 
-class BM25Retriever(Retriever):
-    """BM25 over :func:`skill_terms` of each skill; queries go through ``tokenize(cap_query())``."""
+class BM25Retriever:
+    """BM25 over :func:`skill_terms` of each skill, for a query's terms (a ``Retriever``)."""
 
-    name = "bm25"
+    id: RetrieverId = BM25
 
     def __init__(
         self,
@@ -204,9 +188,11 @@ class BM25Retriever(Retriever):
             [skill_terms(skill, trigger_weight, body_chars, read=read) for skill in skills], k1=k1, b=b
         )
 
-    def search(self, query: str, k: int) -> list[Hit]:
-        return self.index.top(tokenize(cap_query(query)), k)
-
-    def scores(self, query: str) -> npt.NDArray[np.float64]:
+    def scores(self, query: Query) -> npt.NDArray[np.float64]:
         """The BM25 score of every skill, in catalog order."""
-        return self.index.scores(tokenize(cap_query(query)))
+        return self.index.scores(query.terms)
+
+
+def bm25_retrievers(sources: RetrieverSources) -> list[BM25Retriever]:
+    """The built-in ``bm25``: one keyword retriever, unless ``router.enableKeyword`` is off."""
+    return [BM25Retriever(sources.skills)] if sources.settings.enable_keyword else []

@@ -23,8 +23,8 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from ..encoders import Encoder
-from ..model import Fingerprint, Hit, RetrieverId, Skill, dense_id
-from ..text import cap_query, mostly_cjk
+from ..model import Fingerprint, RetrieverId, Skill, dense_id
+from ..text import Query
 
 BODY_CHARS = 800
 # Longer than any part in the benchmark corpus (1,230 characters at most), so no vector there changes.
@@ -113,7 +113,10 @@ def embedding_texts(skill: Skill, fp: Fingerprint) -> list[str]:
 
 class DenseRetriever:
     """Max-sim cosine search over every stored part vector of every skill, for one encoder. A
-    skill given no vectors scores -1 (it cannot be found by meaning)."""
+    skill given no vectors scores -1 (it cannot be found by meaning). A ``Retriever`` that
+    ``uses_model``; routing asks it through ``read``, which also hands on the message's vector."""
+
+    uses_model = True
 
     def __init__(self, encoder: Encoder, vectors: Sequence[np.ndarray]) -> None:
         self.encoder = encoder
@@ -137,18 +140,19 @@ class DenseRetriever:
         ]
         self._lacking = np.flatnonzero(self._empty)
 
-    def reads(self, query: str) -> bool:
+    def reads(self, query: Query) -> bool:
         """Whether this encoder's vector of ``query`` means anything (see ``Encoder``'s ``reads_cjk``)."""
-        return bool(getattr(self.encoder, "reads_cjk", True)) or not mostly_cjk(query)
+        return bool(getattr(self.encoder, "reads_cjk", True)) or not query.mostly_cjk
 
-    def encode(self, query: str) -> np.ndarray:
-        vector: np.ndarray = self.encoder.encode_batch([cap_query(query)])[0]
+    def encode(self, text: str) -> np.ndarray:
+        """The vector of ``text`` (a query's text: capped and clean)."""
+        vector: np.ndarray = self.encoder.encode_batch([text])[0]
         return vector
 
-    def read(self, query: str) -> tuple[np.ndarray, np.ndarray | None]:
+    def read(self, query: Query) -> tuple[np.ndarray, np.ndarray | None]:
         """The message's vector and its score for every skill (None where this retriever does not
         score the whole catalog at once)."""
-        vector = self.encode(query)
+        vector = self.encode(query.text)
         return vector, self.scores_for(vector)
 
     def scores_for(self, query_vector: np.ndarray) -> np.ndarray:
@@ -163,17 +167,8 @@ class DenseRetriever:
         scores[self._lacking] = -1.0
         return scores
 
-    def search(self, query: str, k: int) -> list[Hit]:
-        scores = self.scores(query)
-        k = min(k, len(scores))
-        if k == 0:
-            return []
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [Hit(int(i), float(scores[i])) for i in top]
-
-    def scores(self, query: str) -> np.ndarray:
-        return self.scores_for(self.encode(query))
+    def scores(self, query: Query) -> np.ndarray:
+        return self.scores_for(self.encode(query.text))
 
 
 EMBEDDING = EmbeddingRecipe()

@@ -1,8 +1,9 @@
 """The fast path: an author's trigger phrase or a skill's name found in the query.
 
-Input: the catalog (``IndexedSkill`` in catalog order) once; then one query string per
-:meth:`FastMatcher.match`. Output: one :class:`FastHit` per skill with any evidence, best first
-(score descending, then catalog position), each with the evidence that scored it.
+Input: the catalog (``IndexedSkill`` in catalog order) once; then one
+:class:`~skillpilot.text.Query` per :meth:`FastMatcher.match` (its words, as split once per
+route). Output: one :class:`FastHit` per skill with any evidence, best first (score
+descending, then catalog position), each with the evidence that scored it.
 
 Score scale, fixed 0-10 so that one threshold means the same thing on every catalog:
 
@@ -50,7 +51,7 @@ from functools import lru_cache
 import numpy as np
 
 from skillpilot.model import Evidence, EvidenceKind, FastHit, IndexedSkill
-from skillpilot.text import ANALYSED_CHARS, cap_query, has_cjk, tokenize, words
+from skillpilot.text import ANALYSED_CHARS, Query, has_cjk, word_terms, words
 
 logger = logging.getLogger(__name__)
 
@@ -90,9 +91,14 @@ class _Text:
 
 
 def _analyse(text: str) -> _Text:
+    return _analysed(words(text))
+
+
+def _analysed(surface: Sequence[str]) -> _Text:
+    """A text's surface words (:func:`~skillpilot.text.words`) as phrase matching sees them."""
     full: list[str] = []
     positions: list[int] = []
-    for word in words(text):
+    for word in surface:
         terms, content = _as_matched(word)
         if content:
             positions.extend(range(len(full), len(full) + len(terms)))
@@ -108,7 +114,7 @@ def _as_matched(word: str) -> tuple[Terms, bool]:
     # CJK substring occurs (tokenize's bigrams would not line up).
     if has_cjk(word[0]):
         return tuple(word), True
-    term = tokenize(word)  # [stem] for a content word, [] for a stop word
+    term = word_terms(word)  # (stem,) for a content word, () for a stop word
     return ((term[0],), True) if term else ((word,), False)
 
 
@@ -258,10 +264,10 @@ class FastMatcher:
         )
         logger.debug("fast matcher: %d phrases from %d skills", len(self._phrases), len(skills))
 
-    def match(self, query: str) -> list[FastHit]:
+    def match(self, query: Query) -> list[FastHit]:
         """Skills whose trigger, name or prefer_when phrases occur in ``query``, best first."""
         # In query order, so evidence of equal weight reads in the order the user wrote it.
-        found = sorted(self._finder.find(_analyse(cap_query(query))), key=lambda f: (f[1], -f[2]))
+        found = sorted(self._finder.find(_analysed(query.words)), key=lambda f: (f[1], -f[2]))
         name_spans = [(start, end) for pattern, start, end in found if pattern in self._name_patterns]
 
         # Inner dict keys double as an ordered set: a phrase found twice is evidence once.

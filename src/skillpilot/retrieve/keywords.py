@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ..text import tokenize, words
+from ..text import Query, tokenize
 from .bm25 import BM25Index
 
 KEYWORD_TERMS_MAX = 3
@@ -25,11 +25,11 @@ KEYWORD_TERMS_MAX = 3
 KEYWORD_FLOOR = 0.39
 
 
-def keyword_terms(query: str) -> list[str]:
+def keyword_terms(query: Query) -> list[str]:
     """The query's index terms when it is one to three words; [] for a longer query."""
-    if not 1 <= len(words(query)) <= KEYWORD_TERMS_MAX:
+    if not 1 <= len(query.words) <= KEYWORD_TERMS_MAX:
         return []
-    terms = list(dict.fromkeys(tokenize(query)))
+    terms = list(dict.fromkeys(query.terms))
     return terms if len(terms) <= KEYWORD_TERMS_MAX else []
 
 

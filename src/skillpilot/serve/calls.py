@@ -30,8 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..index import SkillStore
-from ..index.sqlite import SQLiteStore
 from ..lint import SkillLint, lint
 from ..omni import OmniRequest, omni_retrieve
 from ..router import SkillPilot
@@ -67,7 +65,7 @@ def _checker_for(shared: SharedPilot) -> _Checker:
         if checker is None:
             store = shared.pilot.store
             settings = lint_settings(shared.pilot.settings)
-            checker = _Checker(threading.Lock(), SkillPilot(settings=settings, store=_own_connection(store) or store))
+            checker = _Checker(threading.Lock(), SkillPilot(settings=settings, store=store.reopen()))
             _CHECKERS[shared] = checker
         return checker
 
@@ -105,11 +103,6 @@ def lint_path(settings: Settings, path: Path, progress: Callable[[int, int], Non
         finally:
             checker.close()
     return _report(results, [asdict(s) for s in report.skipped])
-
-
-def _own_connection(store: SkillStore) -> SkillStore | None:
-    """A second connection to a SQLite index (connections are not shared between threads)."""
-    return SQLiteStore(store.path) if isinstance(store, SQLiteStore) else None
 
 
 def servable_path(folder: Path, roots: Sequence[str]) -> Path:

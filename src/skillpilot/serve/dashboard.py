@@ -105,13 +105,13 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
         where = LogFilter(since=start, surface=surface, decision=decision, text=q)
 
         def listing(p: SkillPilot) -> dict[str, Any]:
-            entries, total = p.route_log.page(where, offset, limit)
+            entries, total = p.log_entries(where, offset, limit)
             return {
                 "entries": [asdict(e) | {"time": iso(e.at)} for e in entries],
                 "total": total,
                 "offset": offset,
                 "limit": limit,
-                "surfaces": p.route_log.surfaces(),
+                "surfaces": p.log_surfaces(),
             }
 
         return shared(listing)
@@ -122,9 +122,7 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
         settings = shared.pilot.settings
         now = time.time()
         since = now - seconds
-        decisions, surfaces = shared(
-            lambda p: (p.route_log.decisions(since), p.route_log.latency(since, slices, now=now))
-        )
+        decisions, surfaces = shared(lambda p: (p.log_decisions(since), p.log_latency(since, slices, now=now)))
         return {
             "window": window,
             "since": iso(since),
@@ -146,7 +144,7 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
 
     @router.get("/feedback", dependencies=list(guarded))
     def feedback_history(offset: int = Offset, limit: int = Limit) -> dict[str, Any]:
-        signals = shared(lambda p: p.feedback_store.signals())
+        signals = shared(lambda p: p.feedback_signals())
         newest = signals[::-1][offset : offset + limit]
         return {
             "signals": [asdict(s) | {"time": iso(s.at)} for s in newest],

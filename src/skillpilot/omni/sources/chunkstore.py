@@ -42,7 +42,7 @@ from ...model import BM25, RetrieverId
 from ...retrieve.bm25 import BM25Index
 from ...retrieve.dense import DenseRetriever
 from ...sqlitefile import connection_per_call
-from ...text import cap_query, tokenize
+from ...text import Query, tokenize
 from ..model import OmniItem, SourceName
 from .documents import Document, chunk_text
 
@@ -262,7 +262,8 @@ class ChunkStore:
             ).fetchall()
             if not rows or k <= 0:
                 return []
-            terms = tokenize(cap_query(query))
+            read = Query.of(query)
+            terms = list(read.terms)
             index = BM25Index([r[5].split() for r in rows])
             bm25 = index.scores(terms)
             # A question term no chunk holds counts as much as the average term some chunk holds,
@@ -274,7 +275,7 @@ class ChunkStore:
             for encoder in encoders:
                 matrix = self._vectors(db, encoder, rows, scope, params)
                 dense = DenseRetriever(encoder, [matrix[i : i + 1] for i in range(len(rows))])
-                cosine = dense.scores(query).astype(np.float64)
+                cosine = dense.scores(read).astype(np.float64)
                 lists[dense.id] = cosine
                 cosines.append(cosine)
         keyword = bm25 / ceiling if ceiling > 0 else np.zeros_like(bm25)

@@ -3,8 +3,9 @@
 Claude Code (``claude -p``) talks to ``$ANTHROPIC_BASE_URL/v1/messages`` with ``stream: true``
 and reads Server-Sent Events: ``message_start``, then per content block ``content_block_start`` /
 ``content_block_delta`` (``text_delta`` or ``input_json_delta``) / ``content_block_stop``, then
-``message_delta`` (stop reason, usage) and ``message_stop``. This server records every request
-and answers each ``/v1/messages`` call with the reply its ``script`` picks for that request.
+``message_delta`` (stop reason, usage) and ``message_stop``. This server (``harness.api``)
+records every request and answers each ``/v1/messages`` call with the reply its ``script`` picks
+for that request.
 """
 
 from __future__ import annotations
@@ -13,30 +14,16 @@ import json
 import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from .api import Recorded, RecordingApi, RecordingHandler, serve
+
 Block = dict[str, Any]
-Script = Callable[["Recorded"], list[Block]]
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """One request the CLI made: method, path, headers and the JSON body (``{}`` when none)."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-    def text(self) -> str:
-        """Everything the model would read in this request: system prompt, messages, tool specs."""
-        return json.dumps({k: self.body.get(k) for k in ("system", "messages", "tools")}, ensure_ascii=False)
+Script = Callable[[Recorded], list[Block]]
+MESSAGES = "/v1/messages"
 
 
 def text_reply(text: str) -> list[Block]:
@@ -85,108 +72,63 @@ def _stream(model: str, blocks: list[Block]) -> Iterator[bytes]:
     yield _sse("message_stop", {"type": "message_stop"})
 
 
-@dataclass
-class ScriptedApi:
-    """The server's state: the script and every request received, in order."""
-
-    script: Script
-    requests: list[Recorded] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    url: str = ""
+class ScriptedApi(RecordingApi):
+    """The Anthropic API's state: the script and every request received, in order."""
 
     def model_requests(self) -> list[Recorded]:
         """The ``/v1/messages`` calls (not token counts or other side requests)."""
-        with self.lock:
-            return [r for r in self.requests if r.path.split("?")[0] == "/v1/messages"]
+        return self.requests_to(MESSAGES)
 
 
-def _handler(api: ScriptedApi) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class _Messages(RecordingHandler):
+    def do_GET(self) -> None:
+        self.record()
+        self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "scripted API"}})
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+    do_HEAD = do_GET
 
-        def _record(self) -> Recorded:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                body = {"raw": raw.decode("utf-8", "replace")}
-            recorded = Recorded(self.command, self.path, dict(self.headers.items()), body)
-            with api.lock:
-                api.requests.append(recorded)
-            return recorded
-
-        def _json(self, status: int, data: dict[str, Any]) -> None:
-            payload = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def do_GET(self) -> None:
-            self._record()
-            self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "scripted API"}})
-
-        do_HEAD = do_GET
-
-        def do_POST(self) -> None:
-            recorded = self._record()
-            route = self.path.split("?")[0]
-            if route == "/v1/messages/count_tokens":
-                self._json(200, {"input_tokens": len(json.dumps(recorded.body)) // 4})
-                return
-            if route != "/v1/messages":
-                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": route}})
-                return
-            blocks = api.script(recorded)
-            model = str(recorded.body.get("model", "claude-scripted"))
-            if not recorded.body.get("stream"):
-                stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-                self._json(
-                    200,
-                    {
-                        "id": "msg_scripted",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": model,
-                        "content": blocks,
-                        "stop_reason": stop,
-                        "stop_sequence": None,
-                        "usage": {"input_tokens": 10, "output_tokens": 5},
-                    },
-                )
-                return
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("cache-control", "no-cache")
-            self.send_header("connection", "close")
-            self.end_headers()
-            for chunk in _stream(model, blocks):
-                self.wfile.write(chunk)
-                self.wfile.flush()
-            self.close_connection = True
-
-    return Handler
+    def do_POST(self) -> None:
+        recorded = self.record()
+        if recorded.route == f"{MESSAGES}/count_tokens":
+            self.send_json(200, {"input_tokens": len(json.dumps(recorded.body)) // 4})
+            return
+        if recorded.route != MESSAGES:
+            self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": recorded.route}})
+            return
+        blocks: list[Block] = self.api.script(recorded)
+        model = str(recorded.body.get("model", "claude-scripted"))
+        if not recorded.body.get("stream"):
+            stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+            self.send_json(
+                200,
+                {
+                    "id": "msg_scripted",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": blocks,
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                },
+            )
+            return
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for chunk in _stream(model, blocks):
+            self.wfile.write(chunk)
+            self.wfile.flush()
+        self.close_connection = True
 
 
 @contextmanager
 def scripted_api(script: Script) -> Iterator[ScriptedApi]:
-    """Serve ``script`` on 127.0.0.1 (a free port) for the duration of the block."""
-    api = ScriptedApi(script)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(api))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    api.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    """Serve ``script`` as the Anthropic Messages API on 127.0.0.1 (a free port) for the block."""
+    with serve(ScriptedApi(script), _Messages) as api:
         yield api
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # `.ci/run` installs the pinned CLI here; CLAUDE_CODE_BIN points at another copy.
