@@ -447,7 +447,8 @@ def run(
     """Serve over stdio, or over streamable HTTP at ``http://host:http_port/mcp`` (loopback only:
     this server has no authentication), calling ``ready(url)`` before it listens. Either way the
     skill folders are re-scanned every ``index.refreshInterval`` minutes. The models load in the
-    background from the start, so ``initialize`` is answered at once and the first call is warm."""
+    background from the start, so ``initialize`` waits only for the imports (mostly the MCP SDK's,
+    ``benchmarks/mcp_startup.py``), not for them, and the first call is warm."""
     server = build_server(pilot, warm=True)
     if http_port is None:
         with Refresher(pilot.settings):
