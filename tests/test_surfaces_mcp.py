@@ -24,7 +24,7 @@ from skillpilot.omni import load_triples  # noqa: E402
 from skillpilot.ontoskills import shapes  # noqa: E402
 from skillpilot.serve.mcp import build_server  # noqa: E402
 
-from .conftest import write_skill  # noqa: E402
+from .conftest import REPO, write_skill  # noqa: E402
 from .surfaces_util import SKILL_COUNT, indexed  # noqa: E402
 
 SEARCH_KEYS = {"skill_id", "qualified_id", "score", "matched_by", "intents", "aliases", "trust_tier"}
@@ -121,6 +121,12 @@ def test_ontoskill_loads_every_skill_id_its_search_returns(tmp_path: Path) -> No
         for q in (result["skill_id"], result["qualified_id"]):
             context = call(pilot, "ontoskill", {"q": q}).structured_content
             assert context is not None and context["skill"]["id"] == result["skill_id"], (q, context)
+
+
+def test_the_claude_code_plugin_names_the_tools_the_server_has() -> None:
+    manifest = json.loads((REPO / "adapters" / "claude-code" / ".claude-plugin" / "plugin.json").read_text())
+    listed = manifest["description"].split("MCP server (", 1)[1].split(")", 1)[0]
+    assert sorted(listed.split(", ")) == sorted(TOOLS)
 
 
 def test_an_unknown_tool_is_a_structured_error(pilot: SkillPilot) -> None:
