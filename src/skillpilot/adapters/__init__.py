@@ -16,6 +16,7 @@ Guarantees: a pass-through has no skill and an empty context; a context never ex
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -51,6 +52,7 @@ def action_for(
     shortlist_score: float = SHORTLIST_SCORE,
     via: str | None = None,
     library_roots: tuple[str, ...] = (),
+    copies: Sequence[Sequence[str]] = (),
 ) -> AdapterAction:
     """The action for ``result``. A soft context is a shortlist: the router's pick, then the
     runners-up whose own confidence (each as if it were the pick) reaches ``shortlist_score``
@@ -58,12 +60,25 @@ def action_for(
     top three do), the most confident first; every number is the confidence as the result gives
     it. ``via`` names the tool that invokes a skill; with none (LangChain, OpenClaw: no Skill
     tool), and for a skill under one of ``library_roots`` (one the agent does not know), the
-    context tells the model to read the skill's SKILL.md instead of invoking it."""
+    context tells the model to read the skill's SKILL.md instead of invoking it.
+
+    Library mode (the pick under ``library_roots``): the host lists none of those skills, so a
+    pass-through would leave the model unaware of them. When two or more of the top five are
+    copies of one another (``copies``: groups of ids, ``market.copies_among``), copies split the
+    router's confidence between them, so the pass-through is a shortlist instead: the pick and
+    the copies first, then runners-up as above, at most three, each with its SKILL.md."""
     skill = result.skill
-    if skill is None or result.decision == "passthrough":
+    if skill is None:
+        return AdapterAction("passthrough")
+    top_five = [skill.id, *(a.id for a in result.alternatives[:4])]
+    group_of = {i: n for n, group in enumerate(copies) for i in group}
+    shown = [group_of.get(i) for i in top_five]
+    copied = {i for i, group in zip(top_five, shown, strict=True) if group is not None and shown.count(group) >= 2}
+    in_library_mode = in_library(skill.path, library_roots)
+    if result.decision == "passthrough" and not (in_library_mode and copied):
         return AdapterAction("passthrough")
     name = f"`{skill.name}`"
-    read = via is None or in_library(skill.path, library_roots)
+    read = via is None or in_library_mode
     use = f"read {skill_md(skill.path)} and follow its instructions" if read else f"invoke it with {via}"
     lines = [
         f"Skill: {_clip(skill.description, MAX_DESCRIPTION_CHARS)}",
@@ -81,13 +96,16 @@ def action_for(
         if why:
             lines.append(f"Why: {why}")
         return AdapterAction("route", skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,))
-    qualifying = [a for a in result.alternatives if a.score >= shortlist_score]
-    runners_up = sorted(qualifying, key=lambda a: -a.score)[: MAX_SOFT_CANDIDATES - 1]
+    qualifying = sorted((a for a in result.alternatives if a.score >= shortlist_score), key=lambda a: -a.score)
+    first = [a for a in result.alternatives if a.id in copied] if in_library_mode else []
+    runners_up = list(dict.fromkeys([*first, *qualifying]))[: MAX_SOFT_CANDIDATES - 1]
     lines.insert(0, f"SkillPilot: the skill {name} may fit this prompt (confidence {confidence}).")
     reads = [read or in_library(runner.path, library_roots) for runner in runners_up]
     for runner, by_path in zip(runners_up, reads, strict=True):
         where = skill_md(runner.path) if by_path else runner.path
-        lines.append(f"Also consider `{runner.id}` (confidence {_number(runner.score)}), {where}")
+        same = runner.id in copied and group_of.get(runner.id) == group_of.get(skill.id)
+        copy = f", a copy of `{skill.id}`" if same else ""
+        lines.append(f"Also consider `{runner.id}` (confidence {_number(runner.score)}{copy}), {where}")
     if not runners_up:
         lines.append(f"If it fits the request, {use}; otherwise answer as usual.")
     elif read:
