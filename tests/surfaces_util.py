@@ -69,6 +69,37 @@ def uvicorn_on_loopback(app: Any) -> Iterator[str]:
         thread.join()
 
 
+@contextmanager
+def advertised_service(pilot: SkillPilot, app: Any = None) -> Iterator[str]:
+    """A real service for ``pilot``'s home (``app``: default ``create_app(pilot)``) on a free
+    loopback port, as ``skillpilot serve`` runs one: this process holds ``serve.lock`` and is the
+    process ``serve.json`` names, so a hook talks to it. Yields its URL."""
+    from skillpilot.serve import ServeInfo, hold_service_lock, remove_serve_file, write_serve_file
+    from skillpilot.serve.http import create_app
+
+    home = pilot.settings.home
+    lock = hold_service_lock(home)
+    try:
+        # As serve() does before it writes serve.json: a hook finds the models and catalog loaded.
+        pilot.search("warm up")
+        with uvicorn_on_loopback(app if app is not None else create_app(pilot)) as url:
+            write_serve_file(home, ServeInfo(url=url, pid=os.getpid()))
+            try:
+                yield url
+            finally:
+                remove_serve_file(home, os.getpid())
+    finally:
+        os.close(lock)
+
+
+def hook_headers(home: Path) -> dict[str, str]:
+    """The header a hook event needs (what the hook process sends once the service proved itself)."""
+    from skillpilot.adapters.hook_client import HOOK_KEY_HEADER, hook_key
+    from skillpilot.serve import home_key
+
+    return {HOOK_KEY_HEADER: hook_key(home_key(home))}
+
+
 def prompt_payload(prompt: str, cwd: Path) -> str:
     """The JSON Claude Code sends a UserPromptSubmit hook (fields as documented by Anthropic)."""
     return json.dumps(

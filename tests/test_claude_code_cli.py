@@ -24,8 +24,6 @@ pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.feedback import FeedbackStore  # noqa: E402
-from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
-from skillpilot.serve.http import create_app  # noqa: E402
 
 from .claude_code_util import claude_binary  # noqa: E402
 from .harness.claude_code import (  # noqa: E402
@@ -38,7 +36,7 @@ from .harness.claude_code import (  # noqa: E402
     text_reply,
     tool_use,
 )
-from .surfaces_util import SKILLS, uvicorn_on_loopback  # noqa: E402
+from .surfaces_util import SKILLS, advertised_service  # noqa: E402
 
 pytestmark = pytest.mark.real_cli
 
@@ -69,9 +67,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     pilot.route("warm up")  # a service answers warm; the hook gives up on one that takes seconds
     setup_hooks(home, skillpilot_home)
     # The service (this process) finds Claude Code's skills where Claude Code keeps them for this HOME.
-    with pytest.MonkeyPatch.context() as patch, uvicorn_on_loopback(create_app(pilot)) as url:
+    with pytest.MonkeyPatch.context() as patch, advertised_service(pilot):
         patch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
-        write_serve_file(skillpilot_home, ServeInfo(url=url, pid=os.getpid()))
         yield home, skillpilot_home
     pilot.close()
 
@@ -137,8 +134,7 @@ def test_library_mode_hands_the_model_a_skill_md_it_reads(tmp_path: Path, monkey
             return tool_use("Read", {"file_path": str(skill_md)}, "toolu_read")
         return text_reply("Done.")
 
-    with uvicorn_on_loopback(create_app(pilot)) as url, scripted_api(script) as api:
-        write_serve_file(skillpilot_home, ServeInfo(url=url, pid=os.getpid()))
+    with advertised_service(pilot), scripted_api(script) as api:
         env = claude_env(home, api, SKILLPILOT_HOME=str(skillpilot_home), PYTHONPATH=str(SRC))
         run_claude(binary, "commit my changes", tmp_path, env)
     pilot.close()

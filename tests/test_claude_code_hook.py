@@ -5,26 +5,21 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from skillpilot import SkillPilot
 from skillpilot.adapters import claude_code_setup, hook_client
-from skillpilot.adapters.claude_code import RECHECK_SECONDS, RoutedPrompt, implicit_signal, offered_roots
-from skillpilot.serve import ServeInfo, write_serve_file
+from skillpilot.adapters.claude_code import RoutedPrompt, implicit_signal, offered_roots
+from skillpilot.adapters.hooks import RECHECK_SECONDS
 from skillpilot.serve import service as lifecycle
-from skillpilot.serve.http import create_app
 
 from .conftest import EXAMPLES, write_skill
-from .surfaces_util import indexed, prompt_payload, uvicorn_on_loopback
+from .surfaces_util import advertised_service, indexed, prompt_payload
 
 SESSION = "3f6c2a9e-5a51-4c1e-9d0b-6e2f1c7a8b90"
 # Below the release-notes prompt's confidence on the example skills (0.35 with the shipped
@@ -39,12 +34,7 @@ def run_hook(home: Path, payload: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@contextmanager
-def service(pilot: SkillPilot) -> Iterator[str]:
-    """A real service for ``pilot``'s home on a free loopback port, advertised in serve.json."""
-    with uvicorn_on_loopback(create_app(pilot)) as url:
-        write_serve_file(pilot.settings.home, ServeInfo(url=url, pid=os.getpid()))
-        yield url
+service = advertised_service
 
 
 @pytest.fixture
@@ -111,7 +101,7 @@ def test_skills_claude_code_does_not_offer_are_never_named(tmp_path: Path, monke
     assert (proc.returncode, proc.stdout) == (0, "")
 
 
-def test_project_and_plugin_skills_are_indexed_on_first_sight_and_namespaced(
+def test_project_and_plugin_skills_are_indexed_at_session_start_and_namespaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     claude = tmp_path / "claude"
@@ -144,6 +134,14 @@ def test_project_and_plugin_skills_are_indexed_on_first_sight_and_namespaced(
     ]
     pilot = indexed(tmp_path / "home")
     with service(pilot):
+        # As Claude Code starts a session: SessionStart indexes the new roots in the background.
+        session = {"session_id": SESSION, "cwd": str(project), "hook_event_name": "SessionStart"}
+        assert run_hook(pilot.settings.home, json.dumps(session)).returncode == 0
+        offered = {str(project / ".claude" / "skills"), str((plugin / "skills").resolve())}
+        deadline = time.monotonic() + 60
+        while not offered <= set(pilot.store.roots()):
+            assert time.monotonic() < deadline, "SessionStart never indexed the offered roots"
+            time.sleep(0.05)
         coffee = run_hook(pilot.settings.home, prompt_payload("please brew the coffee", project))
         rocket = run_hook(pilot.settings.home, prompt_payload("launch the rocket now", project))
         # The example skills are in the index but not in this Claude Code's folders.
@@ -278,7 +276,7 @@ def test_a_service_that_errors_fails_open(tmp_path: Path, claude_home: Path) -> 
     with service(pilot):
         proc = run_hook(pilot.settings.home, json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": 7}))
     assert (proc.returncode, proc.stdout) == (0, "")
-    assert "skipped (OSError: the service answered 'HTTP/1.1 400 Bad Request')" in proc.stderr
+    assert "skipped (OSError: the service answered 'HTTP/1.1 422 Unprocessable Entity')" in proc.stderr
 
 
 def test_session_start_starts_the_service_detached_and_prompts_never_wait(tmp_path: Path, claude_home: Path) -> None:
@@ -364,6 +362,11 @@ def test_an_edited_project_skill_is_indexed_again(tmp_path: Path, claude_home: P
             "name: office-chores\ndescription: Water the office plants on Mondays.\ntriggers: [water the plants]",
         )
         time.sleep(RECHECK_SECONDS + 0.1)
-        after = run_hook(pilot.settings.home, prompt_payload("water the plants", project))
+        # The first prompt after the edit has it looked at (off the routing path, so that prompt
+        # does not wait); a later one routes with the new text.
+        deadline = time.monotonic() + 60
+        while hard not in (after := run_hook(pilot.settings.home, prompt_payload("water the plants", project))).stdout:
+            assert time.monotonic() < deadline, "the edited skill was never indexed again"
+            time.sleep(0.1)
     assert hard not in before.stdout
     assert hard in context_of(after.stdout)

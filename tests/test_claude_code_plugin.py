@@ -24,13 +24,11 @@ pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.adapters import claude_code_setup  # noqa: E402
-from skillpilot.serve import ServeInfo, write_serve_file  # noqa: E402
-from skillpilot.serve.http import create_app  # noqa: E402
 
 from .claude_code_util import claude_binary  # noqa: E402
 from .conftest import REPO  # noqa: E402
 from .harness.claude_code import claude_env, hook_context, run_claude, scripted_api, text_reply  # noqa: E402
-from .surfaces_util import SKILLS, uvicorn_on_loopback  # noqa: E402
+from .surfaces_util import SKILLS, advertised_service  # noqa: E402
 
 pytestmark = pytest.mark.real_cli
 
@@ -99,8 +97,7 @@ def test_the_installed_plugin_routes_prompts_and_serves_mcp(tmp_path: Path, monk
     servers = claude(binary, "mcp", "list", env=env, cwd=tmp_path)
     assert "plugin:skillpilot:skillpilot: skillpilot mcp - ✔ Connected" in servers.stdout, servers.stdout
 
-    with uvicorn_on_loopback(create_app(pilot)) as url, scripted_api(lambda _r: text_reply("Done.")) as api:
-        write_serve_file(skillpilot_home, ServeInfo(url=url, pid=os.getpid()))
+    with advertised_service(pilot), scripted_api(lambda _r: text_reply("Done.")) as api:
         # The MCP server was checked above; starting it again here (it loads the models) would
         # compete with the service for the CPU while the hook waits at most 2 s for it.
         run_claude(binary, "commit my changes", tmp_path, {**claude_env(home, api), **env}, "--strict-mcp-config")

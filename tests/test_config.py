@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import textwrap
 from dataclasses import fields
 from pathlib import Path
@@ -221,3 +223,15 @@ def test_config_commands(isolated_home: Path) -> None:
     assert _cli("config", "path", home=isolated_home).returncode == 0
     assert _cli("config", "init", "--force", home=isolated_home).returncode == 0
     assert _cli("config", "show", home=isolated_home).returncode == 0
+
+
+def test_config_init_is_never_writable_by_others(tmp_path: Path) -> None:
+    home = tmp_path / "new-home"
+    old = os.umask(0)
+    try:
+        assert _cli("config", "init", home=home).returncode == 0
+    finally:
+        os.umask(old)
+    # A home made here is private like every store's; others may read the file, never change it.
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE((home / "config.yaml").stat().st_mode) == 0o644

@@ -122,6 +122,36 @@ def test_without_a_checkout_or_a_site_it_says_how_to_get_one(tmp_path: Path, mon
     assert "run `skillpilot docs --source /path/to/skillpilot`" in proc.stderr
 
 
+def _shown(name: str, value: int | float) -> str:
+    """How the security model's table writes a bound: bytes in MiB, seconds with "s", counts with commas."""
+    if name.endswith("_BYTES"):
+        return f"`{name}` {int(value) >> 20} MiB"
+    if isinstance(value, float):
+        return f"`{name}` {value:g} s"
+    return f"`{name}` {value:,}"
+
+
+def test_the_security_page_shows_every_bound_with_its_value() -> None:
+    from skillpilot import limits
+
+    model = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
+    bounds = {
+        name: value
+        for name, value in vars(limits).items()
+        if name.isupper() and not name.startswith("DEFAULT_") and isinstance(value, (int, float))
+    }
+    assert "MAX_LIST_ITEMS" in bounds and "PACKAGE_SECONDS" in bounds
+    missing = [
+        _shown(name, value)
+        for name, value in bounds.items()
+        if name not in ("MIN_TOP_K", "MAX_TOP_K") and _shown(name, value) not in model
+    ]
+    missing += [f"`{f}` {n:,}" for f, n in limits.HOOK_FIELD_CHARS.items() if f"`{f}` {n:,}" not in model]
+    if f"`MIN_TOP_K`-`MAX_TOP_K` {limits.MIN_TOP_K}-{limits.MAX_TOP_K}" not in model:
+        missing.append("MIN_TOP_K-MAX_TOP_K")
+    assert missing == []
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """`skillpilot docs --port 0` on a fresh home: the URL it serves and the site folder."""

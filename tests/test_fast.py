@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from skillpilot.limits import MAX_QUERY_CHARS
 from skillpilot.model import Evidence, FastHit, Fingerprint, IndexedSkill, Requirements, RouteHints, Skill
 from skillpilot.retrieve.fast import ROUTE_AT_ONCE, FastMatcher
-from skillpilot.text import MAX_QUERY_CHARS, Query
+from skillpilot.text import Query
 
 from .conftest import require_corpus
 

@@ -200,4 +200,5 @@ def test_a_corrupt_feedback_file_does_not_stop_routing(pilot: SkillPilot, caplog
     assert all((r.skill, r.confidence) == (before.skill, before.confidence) for r in results)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1, warnings
-    assert str(path) in warnings[0] and "moved away or deleted" in warnings[0]
+    assert str(path) in warnings[0] and "the feedback store is damaged" in warnings[0]
+    assert f"move it aside (`mv {path} {path}.damaged`" in warnings[0] and "delete" not in warnings[0]

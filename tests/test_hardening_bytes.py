@@ -7,8 +7,10 @@ Generated texts come from hypothesis (property-based); routers are keyword-only 
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +28,7 @@ from skillpilot.skills import load_skills
 from skillpilot.watch import IndexWatcher
 
 from .conftest import write_skill
+from .surfaces_util import cli
 
 # Text that breaks naive code: lone surrogates, NUL, C0/C1 controls, bidi overrides, zero widths,
 # CJK, emoji, and long runs.
@@ -58,6 +61,12 @@ FEW = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 KEYWORD_ONLY = {"SKILLPILOT_ENABLE_SEMANTIC": "false", "SKILLPILOT_PRECONDITIONS": "off"}
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 
 
 def _encodable(value: Any) -> bool:
@@ -257,19 +266,19 @@ def test_mcp_stdio_answers_lone_surrogates_and_malformed_json_rpc(pilot: SkillPi
     """What a real client library cannot send (it would not encode), raw on the wire."""
     pytest.importorskip("mcp")
     env = {**os.environ, "SKILLPILOT_HOME": str(pilot.settings.home), **KEYWORD_ONLY}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
     lines = [
-        json.dumps(init).encode(),
+        json.dumps(MCP_INITIALIZE).encode(),
         b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
         _route_call(2, b"commit \\ud800 my changes"),
         b"{not json",
         b"\xff\xfe\x00",
         b'{"jsonrpc": "2.0", "id": 3}',
+        # A 1 KB line nested 500 deep, and one deeper than the JSON parser goes.
+        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"route","arguments":{"message":'
+        + b"[" * 500
+        + b"]" * 500
+        + b"}}}",
+        b"[" * 100_000 + b"]" * 100_000,
         _route_call(4, b"commit my changes"),
     ]
     server = subprocess.Popen(
@@ -286,9 +295,9 @@ def test_mcp_stdio_answers_lone_surrogates_and_malformed_json_rpc(pilot: SkillPi
     try:
         server.stdin.write(b"\n".join(lines) + b"\n")
         server.stdin.flush()
-        # Six answers: initialize, two routes, two parse errors, one invalid request. Closing
+        # Eight answers: initialize, two routes, two parse errors, three invalid requests. Closing
         # stdin before they are all read would end the session with requests in flight.
-        answers = [json.loads(server.stdout.readline().decode("utf-8")) for _ in range(6)]
+        answers = [json.loads(server.stdout.readline().decode("utf-8")) for _ in range(8)]
     finally:
         watchdog.cancel()
         server.stdin.close()
@@ -297,9 +306,61 @@ def test_mcp_stdio_answers_lone_surrogates_and_malformed_json_rpc(pilot: SkillPi
     routed = json.loads(by_id[2]["result"]["content"][0]["text"])
     assert (routed["query"], routed["skill"]["id"]) == ("commit \ufffd my changes", "git-commit")
     errors = [a["error"]["code"] for a in answers if "error" in a]
-    assert errors == [-32700, -32700, -32600]
+    assert errors == [-32700, -32700, -32600, -32600, -32600]
     assert by_id[3]["error"]["code"] == -32600
+    assert by_id[5]["error"] == {"code": -32600, "message": "Invalid Request: nested deeper than 32 levels"}
     assert json.loads(by_id[4]["result"]["content"][0]["text"])["skill"]["id"] == "git-commit"
+
+
+def test_mcp_over_http_answers_what_stdio_answers(pilot: SkillPilot) -> None:
+    """The same raw messages over streamable HTTP: a lone surrogate is U+FFFD, too deep a message
+    gets the JSON-RPC error stdio sends (the SDK's parser refused the first with a parse error)."""
+    pytest.importorskip("mcp")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "SKILLPILOT_HOME": str(pilot.settings.home), **KEYWORD_ONLY}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "skillpilot", "mcp", "--http", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def post(body: bytes, session: str | None = None) -> tuple[int, str | None, bytes]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if session:
+            headers["mcp-session-id"] = session
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            connection.request("POST", "/mcp", body=body, headers=headers)
+            response = connection.getresponse()
+            return response.status, response.getheader("mcp-session-id"), response.read()
+        finally:
+            connection.close()
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None and time.monotonic() < deadline, "the server never listened"
+            with socket.socket() as client:
+                if client.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        status, session, _ = post(json.dumps(MCP_INITIALIZE).encode())
+        assert status == 200 and session
+        post(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', session)
+        status, _, answer = post(_route_call(2, b"commit \\ud800 my changes"), session)
+        data = json.loads(answer.decode("utf-8").partition("data: ")[2])
+        routed = json.loads(data["result"]["content"][0]["text"])
+        assert (status, routed["query"], routed["skill"]["id"]) == (200, "commit \ufffd my changes", "git-commit")
+        nested = b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":' + b"[" * 500 + b"]" * 500 + b"}}"
+        status, _, answer = post(nested, session)
+        error = {"code": -32600, "message": "Invalid Request: nested deeper than 32 levels"}
+        assert (status, json.loads(answer)) == (400, {"jsonrpc": "2.0", "id": 3, "error": error})
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
 
 
 @pytest.mark.parametrize(("indent", "how"), [("\t", "a tab"), ("  ", "spaces")])
@@ -345,3 +406,48 @@ def _wait(condition: Any, seconds: float = 30.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the refresh never caught up"
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_with_or_without_a_byte_order_mark_is_read(tmp_path: Path, codec: str) -> None:
+    text = "---\nname: résumé-writer\ndescription: Use when writing a résumé 履歴書.\n---\nWrite it.\n"
+    (tmp_path / "cv").mkdir()
+    (tmp_path / "cv" / "SKILL.md").write_bytes(text.encode(codec))
+    loaded = load_skills([tmp_path])
+    assert loaded.skipped == ()
+    (skill,) = loaded.skills
+    assert (skill.name, skill.description, skill.body) == (
+        "résumé-writer",
+        "Use when writing a résumé 履歴書.",
+        "Write it.",
+    )
+
+
+def test_damaged_utf16_says_so(tmp_path: Path) -> None:
+    (tmp_path / "cv").mkdir()
+    # A lone high surrogate in the middle of UTF-16 LE text.
+    (tmp_path / "cv" / "SKILL.md").write_bytes(
+        "---\nname: cv\n".encode("utf-16-le") + b"\x01\xd8" + "x\n".encode("utf-16-le")
+    )
+    (skipped,) = load_skills([tmp_path]).skipped
+    assert skipped.reason == "is damaged UTF-16-LE text: save it as UTF-8"
+
+
+def test_the_cli_never_prints_a_skill_s_terminal_escapes(tmp_path: Path) -> None:
+    # Escape sequences in a folder name (the skill's id and path) and in its description: clear
+    # the screen, retitle the window, a C1 control sequence introducer.
+    root = tmp_path / "skills"
+    folder = "evil\x1b]0;pwned\x07"
+    write_skill(root, folder, "description: Use when the user wants to commit changes.\x1b[2J\x9b31m")
+    home = tmp_path / "home"
+    outputs = [
+        cli("index", str(root), home=home),
+        cli("route", "commit my changes", home=home, SKILLPILOT_ENABLE_SEMANTIC="false"),
+        cli("search", "commit", home=home, SKILLPILOT_ENABLE_SEMANTIC="false"),
+        cli("lint", str(root), home=home),
+    ]
+    for outcome in outputs:
+        printed = outcome.stdout + outcome.stderr
+        assert outcome.returncode == 0, printed
+        assert not any(c in printed for c in "\x1b\x07\x9b"), printed
+    assert "evil\\x1b]0;pwned\\x07" in outputs[1].stdout and "\\x1b[2J\\x9b31m" in outputs[1].stdout

@@ -192,3 +192,51 @@ def test_mcp_outputs_hold_no_secret(pilot: SkillPilot) -> None:
     shown, guessed = answers[: len(calls)], [a.structured_content for a in answers[len(calls) :]]
     assert not _leaks(*[a.structured_content for a in shown], *[a.content[0].text for a in shown])
     assert (guessed[0]["results"], guessed[1]["skill"], guessed[2]["results"]) == ([], None, [])
+
+
+# Privacy fails closed: only these say "public"; every other value of private, metadata.private
+# or visibility (a string "true", an unknown visibility, a typo) makes the skill private.
+PRIVATE_SPELLINGS = [
+    'private: "true"',
+    "private: yes",
+    "private: maybe",
+    "private: 1",
+    "private:",
+    "visibility: internal",
+    "visibility: Private",
+    'visibility: ""',
+    "metadata:\n  private: true",
+    'metadata:\n  private: "on"',
+    "metadata: '{\"private\": true}'",
+    "metadata:\n  visibility: team",
+]
+PUBLIC_SPELLINGS = [
+    "private: false",
+    "private: no",
+    "private: off",
+    "private: 0",
+    'private: "False"',
+    'private: "no"',
+    "visibility: public",
+    "visibility: PUBLIC",
+    "metadata:\n  private: false",
+    "",
+]
+
+
+@pytest.mark.parametrize("spelling", PRIVATE_SPELLINGS)
+def test_any_other_privacy_value_makes_the_skill_private(tmp_path: Path, spelling: str) -> None:
+    write_skill(tmp_path, "vault", f"name: vault\ndescription: Rotate the vault keys.\n{spelling}", PRIVATE_BODY)
+    loaded = load_skills([tmp_path])
+    (skill,) = loaded.skills
+    assert (skill.private, skill.body) == (True, "")
+    plainly = spelling.endswith(("true", "Private", "yes", "1", "'{\"private\": true}'"))
+    assert plainly or any("the skill is private" in w for w in loaded.warnings), loaded.warnings
+
+
+@pytest.mark.parametrize("spelling", PUBLIC_SPELLINGS)
+def test_only_false_no_off_0_or_public_keep_a_skill_public(tmp_path: Path, spelling: str) -> None:
+    write_skill(tmp_path, "notes", f"name: notes\ndescription: Keep meeting notes.\n{spelling}", "Write notes.")
+    loaded = load_skills([tmp_path])
+    (skill,) = loaded.skills
+    assert (skill.private, skill.body, loaded.warnings) == (False, "Write notes.", ())

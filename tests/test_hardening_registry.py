@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from skillpilot.errors import RegistryError
+from skillpilot.ontoskills import registry as registry_module
 from skillpilot.ontoskills.registry import Registry, install
 
 MODULE = "@prefix oc: <https://ontoskills.sh/ontology#> .\n"
@@ -141,3 +143,110 @@ def test_files_downloaded_over_http_are_0644(http_registry: tuple[Path, str, dic
     finally:
         os.umask(old)
     assert {stat.S_IMODE(p.stat().st_mode) for p in _installed_files(home)} == {0o644}
+
+
+def _add_entry(root: Path, entry: dict[str, Any]) -> None:
+    index = json.loads((root / "index.json").read_text())
+    index["packages"].insert(0, entry)
+    (root / "index.json").write_text(json.dumps(index))
+
+
+def test_one_bad_index_entry_does_not_block_the_registry(tmp_path: Path) -> None:
+    root = tmp_path / "registry"
+    _write_registry(root, "packages/acme/tools/package.json")
+    _add_entry(root, {"package_id": "evil/escape", "manifest_path": "../../outside/package.json"})
+    home = tmp_path / "home"
+    install(Registry(str(root)), "acme/tools", home)
+    assert [p.name for p in _installed_files(home)] == ["ontoskill.ttl", "package.json"]
+    # The bad entry itself is named with its reason, not reported as missing.
+    with pytest.raises(
+        RegistryError, match=r"'evil/escape' cannot be installed from it: .*it could leave the registry"
+    ):
+        install(Registry(str(root)), "escape", home)
+
+
+@pytest.mark.parametrize(("field", "value"), [("modules", 5), ("skills", "x"), ("modules", [5])])
+def test_a_manifest_field_of_the_wrong_type_is_a_registry_error(field: str, value: Any, tmp_path: Path) -> None:
+    root = tmp_path / "registry"
+    _write_registry(root, "packages/acme/tools/package.json")
+    manifest_file = root / "packages/acme/tools/package.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest[field] = value
+    manifest_file.write_text(json.dumps(manifest))
+    home = tmp_path / "home"
+    with pytest.raises(RegistryError, match=f"{field} must be a list|a path must be text"):
+        install(Registry(str(root)), "acme/tools", home)
+    assert _installed_files(home) == []
+
+
+def test_a_package_over_the_total_cap_is_refused(
+    http_registry: tuple[Path, str, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, url, _ = http_registry
+    _write_registry(root, "packages/acme/tools/package.json")
+    package = root / "packages/acme/tools"
+    names = [f"m{i}/ontoskill.ttl" for i in range(4)]
+    for name in names:
+        (package / name).parent.mkdir()
+        (package / name).write_text(MODULE + "# " + "x" * 1000 + "\n")
+    manifest = json.loads((package / "package.json").read_text())
+    manifest["modules"] = names
+    (package / "package.json").write_text(json.dumps(manifest))
+    # Each file is under the per-file cap; together they are over the package's.
+    monkeypatch.setattr(registry_module, "MAX_PACKAGE_BYTES", 3000)
+    home = tmp_path / "home"
+    with pytest.raises(RegistryError, match="is over .* bytes .*package caps"):
+        install(Registry(url + "/"), "acme/tools", home)
+    assert _installed_files(home) == []
+
+
+def test_a_registry_that_drips_bytes_is_stopped_by_the_package_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Dripping(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            self.send_response(200)
+            self.end_headers()
+            # One byte at a time, each well inside the per-read timeout, never ending.
+            try:
+                while True:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except OSError:
+                return
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Dripping)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(registry_module, "PACKAGE_SECONDS", 0.5)
+    home = tmp_path / "home"
+    try:
+        with pytest.raises(RegistryError, match="the install took over .* s; stopped"):
+            install(Registry(f"http://127.0.0.1:{server.server_address[1]}/"), "acme/tools", home)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert _installed_files(home) == []
+
+
+@pytest.mark.parametrize(("umask", "file_mode", "folder_mode"), [(0o000, 0o644, 0o755), (0o077, 0o600, 0o700)])
+def test_install_respects_the_umask_and_makes_a_new_home_private(
+    umask: int, file_mode: int, folder_mode: int, tmp_path: Path
+) -> None:
+    root = tmp_path / "registry"
+    _write_registry(root, "packages/acme/tools/package.json")
+    os.chmod(root / "packages/acme/tools/hello/ontoskill.ttl", 0o666)
+    home = tmp_path / "home"
+    old = os.umask(umask)
+    try:
+        install(Registry(str(root)), "acme/tools", home)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert {stat.S_IMODE(p.stat().st_mode) for p in _installed_files(home)} == {file_mode}
+    folders = {stat.S_IMODE(p.stat().st_mode) for p in (home / "ontologies").rglob("*") if p.is_dir()}
+    assert folders == {folder_mode}

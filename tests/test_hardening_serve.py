@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
+import threading
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,8 +19,9 @@ pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.errors import ConfigError  # noqa: E402
+from skillpilot.limits import MAX_MESSAGE_CHARS  # noqa: E402
 from skillpilot.serve.http import create_app, serve  # noqa: E402
-from skillpilot.serve.limits import MAX_MESSAGE_CHARS  # noqa: E402
+from skillpilot.serve.protocol import BoundedH11Protocol  # noqa: E402
 
 from .conftest import write_skill  # noqa: E402
 from .surfaces_util import uvicorn_on_loopback  # noqa: E402
@@ -126,6 +130,10 @@ def test_every_error_has_the_documented_shape(pilot: SkillPilot) -> None:
         assert "not valid JSON" in answer["error"]["message"]
         status, answer = send(url, "POST", "/route", b"\xff\xfe not utf-8")
         assert status == 422 and _is_error(answer, "InvalidRequest")
+        # One byte that is not UTF-8 inside JSON got FastAPI's own 400.
+        status, answer = send(url, "POST", "/route", b'{"message": "commit \xff my changes"}')
+        assert status == 422 and _is_error(answer, "InvalidRequest")
+        assert answer["error"]["message"] == "(body): not valid JSON (not UTF-8 at byte 20)"
         status, answer = send(url, "POST", "/route", json.dumps({"mesage": "x"}).encode())
         assert status == 422 and _is_error(answer, "InvalidRequest")
         status, answer = send(url, "GET", "/skills/nothing-like-it")
@@ -149,3 +157,70 @@ def test_lone_surrogates_and_control_characters_in_a_body_get_an_answer(pilot: S
         # A path of undecodable bytes is an unknown skill, not a crash.
         status, answer = send(url, "GET", "/skills/%ED%A0%80%FF")
         assert status == 404 and _is_error(answer, "SkillNotFoundError")
+
+
+BIG = "x" * (MAX_MESSAGE_CHARS + 1)
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/plan", {"message": BIG}),
+        ("/context", {"query": BIG}),
+        ("/feedback", {"kind": "confirm", "query": BIG, "skill": "git-commit"}),
+        ("/feedback", {"kind": "confirm", "query": "commit", "skill": "s" * 5000}),
+        ("/route", {"message": "commit", "roots": ["/r"] * 65}),
+        ("/lint", {"path": "/" * 5000}),
+    ],
+)
+def test_every_route_bounds_its_messages_like_route_does(pilot: SkillPilot, path: str, body: dict[str, Any]) -> None:
+    # 1 MB messages were accepted by /plan, /context and /feedback while /route refused 32,001.
+    with uvicorn_on_loopback(create_app(pilot)) as url:
+        status, answer = send(url, "POST", path, json.dumps(body).encode())
+    assert status == 422 and _is_error(answer, "InvalidRequest"), answer
+
+
+def test_a_body_nested_too_deep_gets_422_before_any_route_parses_it(pilot: SkillPilot) -> None:
+    with uvicorn_on_loopback(create_app(pilot)) as url:
+        for body in (b'{"filters": {"x": ' + b"[" * 500 + b"]" * 500 + b"}}", b"[" * 100_000 + b"]" * 100_000):
+            status, answer = send(url, "POST", "/find_skill", body)
+            assert status == 422 and _is_error(answer, "InvalidRequest")
+            assert answer["error"]["message"] == "the JSON body is nested deeper than 32 levels"
+        assert send(url, "GET", "/healthz")[0] == 200
+
+
+class _QuickDeadline(BoundedH11Protocol):
+    read_seconds = 1.0
+
+
+def test_a_client_that_sends_its_request_slowly_is_cut_off(pilot: SkillPilot, monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+
+    # A route slower than the deadline is answered: only reading the client is bounded.
+    route = pilot.route
+    monkeypatch.setattr(pilot, "route", lambda *a, **k: (time.sleep(1.5), route(*a, **k))[1])
+    config = uvicorn.Config(create_app(pilot), host="127.0.0.1", port=0, log_level="warning", http=_QuickDeadline)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        # Headers that never end, and a body dripping a byte at a time: both cut off.
+        slow = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]
+        for n, client in enumerate(slow):
+            head = b"POST /route HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 40\r\n"
+            client.sendall(head + (b"\r\n{" if n % 2 else b"X-Slow: "))
+        time.sleep(0.4)
+        for client in slow:
+            client.sendall(b"a")
+        for client in slow:
+            client.settimeout(10)
+            assert client.recv(65536) == b"", "a slow client kept its connection"
+            client.close()
+        status, answer = send(f"http://127.0.0.1:{port}", "POST", "/route", b'{"message": "commit my changes"}')
+        assert (status, answer["skill"]["id"]) == (200, "git-commit")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

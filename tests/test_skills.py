@@ -163,7 +163,6 @@ def test_unreadable_frontmatter_raises_with_the_line(tmp_path: Path, frontmatter
         ("route:\n  prority: 3\n", "line 5 of {path}: route.prority is not a route field"),
         ("route: [a]\n", "line 4 of {path}: route must be a mapping"),
         ("trust_tier: galaxy\n", "line 4 of {path}: trust_tier is 'galaxy', expected one of local, official"),
-        ("private: maybe\n", "line 4 of {path}: private is 'maybe', expected true or false; using false"),
         ("requires:\n  env: {a: 1}\n", "line 5 of {path}: requires.env must be a list of text"),
         ("metadata: '{not json'\n", "line 4 of {path}: metadata is text but not a JSON object; ignored"),
     ],

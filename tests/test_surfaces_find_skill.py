@@ -14,8 +14,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
 
 from skillpilot import SkillPilot  # noqa: E402
+from skillpilot.limits import MAX_MESSAGE_CHARS, MAX_TOP_K  # noqa: E402
 from skillpilot.serve.http import create_app  # noqa: E402
-from skillpilot.serve.limits import MAX_MESSAGE_CHARS, MAX_TOP_K  # noqa: E402
 
 from .surfaces_util import indexed, uvicorn_on_loopback  # noqa: E402
 from .test_surfaces_mcp import call  # noqa: E402

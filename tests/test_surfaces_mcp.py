@@ -333,6 +333,7 @@ def test_lint_skill_by_id_and_by_path(pilot: SkillPilot, tmp_path: Path) -> None
         ),
         ("omni_retrieve", {"query": "who is 张三", "maxTokens": 0}, "maxTokens", None),
         ("omni_retrieve", {"sessionId": "s1"}, "query", None),
+        ("omni_retrieve", {"query": "x" * 32_001}, "query", None),
         ("lint_skill", {}, "skill", None),
         ("lint_skill", {"skill": "git-commit", "path": "."}, "skill", None),
         ("lint_skill", {"path": "/no/such/skill-folder"}, "path", None),

@@ -19,9 +19,9 @@ import pytest
 pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
+from skillpilot.limits import MAX_BODY_BYTES, MAX_MESSAGE_CHARS  # noqa: E402
 from skillpilot.serve import Refresher, read_serve_file, serve_file  # noqa: E402
 from skillpilot.serve.http import create_app  # noqa: E402
-from skillpilot.serve.limits import MAX_BODY_BYTES, MAX_MESSAGE_CHARS  # noqa: E402
 
 from .conftest import EXAMPLES, write_skill  # noqa: E402
 from .surfaces_util import (  # noqa: E402

@@ -4,7 +4,7 @@
     ├── SkillParseError(path, line)  a SKILL.md or tool catalog that cannot be read as a skill
     ├── SkillNotFoundError(ref)      a skill id / key that is not in the index
     ├── FeedbackNotFoundError(id)    a feedback signal id that the feedback store does not hold
-    ├── StoreError(path)             the index file is missing, locked or corrupt
+    ├── StoreError(path, problem)    a store file: the disk is full, it is damaged, locked or read-only
     ├── EncoderError(encoder)        an embedding model that cannot be loaded or run
     ├── ConfigError(key)             a config value that is missing or not allowed
     ├── FeedbackError                feedback that lacks what it needs (also a ValueError)
@@ -24,6 +24,7 @@ Messages say what went wrong *and* what to do about it; a surface prints ``str(e
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 
 class SkillPilotError(Exception):
@@ -62,11 +63,17 @@ class FeedbackNotFoundError(SkillPilotError):
         )
 
 
-class StoreError(SkillPilotError):
-    """The index store cannot be opened or written."""
+StoreProblem = Literal["full", "locked", "damaged", "read-only", "error"]
 
-    def __init__(self, path: str | Path, reason: str) -> None:
+
+class StoreError(SkillPilotError):
+    """A store file (the index, feedback, the routing log) that cannot be opened, read or
+    written; ``problem`` says why: the disk is ``full``, the file is ``damaged``, ``locked`` by
+    another writer, ``read-only``, or another ``error``. The message says the safe fix."""
+
+    def __init__(self, path: str | Path, reason: str, problem: StoreProblem = "error") -> None:
         self.path = str(path)
+        self.problem = problem
         super().__init__(f"{self.path}: {reason}")
 
 

@@ -68,7 +68,7 @@ from .config import QueryPrivacy
 from .encoders import Encoder
 from .errors import FeedbackError, FeedbackNotFoundError, StoreError
 from .model import Adjustment, FeedbackKind, Match
-from .sqlitefile import connect, transaction
+from .sqlitefile import connect, problem_of, set_aside_advice, transaction
 from .text import cap_query
 
 SignalKind = FeedbackKind
@@ -117,7 +117,6 @@ CREATE TABLE IF NOT EXISTS query_vectors (
 # Added after the first release: stores written before them are migrated on open.
 _LATER_COLUMNS = {"implicit": "INTEGER NOT NULL DEFAULT 0", "message_key": "TEXT"}
 _COLUMNS = "id, at, kind, query, skill, wrong, implicit, message_key"
-_BROKEN_HINT = "; routing goes on without feedback until the file is moved away or deleted"
 
 
 @dataclass(frozen=True)
@@ -224,7 +223,9 @@ class FeedbackStore:
         self.path = Path(path)
         self.privacy = privacy
         # FULL: a signal is on disk, not only in the WAL buffer, when record() returns.
-        self._db = connect(self.path, "feedback store", _SCHEMA, synchronous="FULL", hint=_BROKEN_HINT)
+        # Routing goes on without feedback meanwhile (router._learned).
+        self._damaged = set_aside_advice(self.path, "a new, empty feedback store starts")
+        self._db = connect(self.path, "feedback store", _SCHEMA, synchronous="FULL", damaged=self._damaged)
         self._read(self._migrate)
 
     def _migrate(self) -> None:
@@ -237,7 +238,8 @@ class FeedbackStore:
         try:
             return read()
         except sqlite3.Error as exc:
-            raise StoreError(self.path, f"cannot read the feedback store ({exc}){_BROKEN_HINT}") from exc
+            problem = problem_of(exc, self.path)
+            raise StoreError(self.path, f"cannot read the feedback store ({exc}){self._damaged}", problem) from exc
 
     def close(self) -> None:
         self._db.close()

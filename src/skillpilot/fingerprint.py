@@ -47,8 +47,9 @@ from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 
+from .limits import ANALYSED_CHARS
 from .model import Fingerprint, QualityIssue, Redirect, Requirements, SideEffects, Skill
-from .text import ANALYSED_CHARS, STOP_WORDS, has_cjk, stem, tokenize, words
+from .text import STOP_WORDS, has_cjk, stem, tokenize, words
 
 MAX_INTENT_PATTERNS = 10
 MAX_KEYWORDS = 15
@@ -76,7 +77,9 @@ _WHEN_HEADING = re.compile(
 _HEADING = re.compile(r"^#{1,6}\s", re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$", re.MULTILINE)
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
-_COMPOUND = re.compile(r"\w+(?:-\w+)+")
+# Possessive and anchored at a word start: on a long word without a hyphen the plain `\w+(?:-\w+)+`
+# backtracks from every position (quadratic; 15 s for a 30,000-character name).
+_COMPOUND = re.compile(r"(?<!\w)\w++(?:-\w++)+")
 _NAME_RULE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 # Redirect clauses (see the module docstring). A skill name is lowercase, as SKILL.md names are;

@@ -32,7 +32,7 @@ import numpy as np
 from .config import QUERY_PRIVACY
 from .errors import StoreError
 from .model import RouteResult
-from .sqlitefile import connect
+from .sqlitefile import connect, read_only, set_aside_advice
 
 # Pruning is a DELETE over an index; every 100 routes keeps the overshoot of maxRows small.
 PRUNE_EVERY = 100
@@ -146,10 +146,11 @@ class RouteLog:
         self.max_age_days = max_age_days
         self._since_prune = 0
         # NORMAL: no fsync per route (the bench measures route latency); WAL keeps it atomic.
-        self._db = connect(
-            self.path, "routing log", _SCHEMA, hint="; delete the file (routing, the index and feedback do not need it)"
-        )
-        self.prune()
+        # Routing, the index and feedback do not need it: routes go on while it is damaged.
+        damaged = set_aside_advice(self.path, "a new log starts")
+        self._db = connect(self.path, "routing log", _SCHEMA, damaged=damaged)
+        if not read_only(self._db):  # on a full disk the log is still read (`skillpilot log`)
+            self.prune()
 
     def close(self) -> None:
         self._db.close()

@@ -21,16 +21,18 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Any
 
 import Stemmer
 
-MAX_QUERY_CHARS = 512
-# How much of a description or body the text analysers (fingerprint, fast path) read: a 1 MB
-# description costs what a long one does; the keyword index still reads it whole.
-ANALYSED_CHARS = 20_000
+from .limits import MAX_QUERY_CHARS
+
 # Lone surrogates: what ``surrogateescape`` makes of undecodable bytes (argv, file names) and what
 # JSON or YAML ``\\ud800`` escapes decode to. UTF-8 cannot encode them.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Line breaks and control characters (C0, DEL, C1, Unicode line and paragraph separators): what
+# must not reach a one-line field (a name) or a terminal as it is.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 _stemmer = Stemmer.Stemmer("english")
 
@@ -60,6 +62,33 @@ STOP_WORDS = frozenset(
 def clean_text(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD (the rest untouched)."""
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def clean_json(value: Any) -> Any:
+    """A JSON value with :func:`clean_text` applied to every string in it, keys included (call
+    it on values whose nesting is bounded: ``limits.too_deep``)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [clean_json(v) for v in value]
+    if isinstance(value, dict):
+        return {clean_text(k): clean_json(v) for k, v in value.items()}
+    return value
+
+
+def one_line_text(text: str) -> str:
+    """``text`` with line breaks and control characters as single spaces (unchanged without any)."""
+    if not _CONTROL.search(text):
+        return text
+    return " ".join(_CONTROL.sub(" ", text).split())
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character but tab and newline shown as ``\\xNN``, so that
+    what a skill's files say (an escape sequence in a name) cannot drive the terminal."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: m.group() if m.group() in "\t\n" else f"\\x{ord(m.group()):02x}", text)
 
 
 def cap_query(text: str) -> str:

@@ -11,7 +11,11 @@ adapter puts in front of the model. Adapters differ only in the tool a skill is 
 (Claude Code: "your Skill tool"), which they pass in as ``via``.
 
 Guarantees: a pass-through has no skill and an empty context; a context never exceeds
-``MAX_CONTEXT_CHARS`` (Claude Code's limit for a hook's ``additionalContext``).
+``MAX_CONTEXT_CHARS`` (Claude Code's limit for a hook's ``additionalContext``). What a skill's
+files say (its name, description, path, triggers quoted in the reasons) is untrusted text: in a
+context each is one line (line breaks and control characters become spaces), and a name is one
+code span (a backtick in it becomes ``'``), so no skill can add a line or an instruction of its
+own to what SkillPilot tells the model.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Literal
 
 from ..decide import SHORTLIST_SCORE
 from ..model import RouteResult, SkillRef
+from ..text import one_line_text
 
 __all__ = ["MAX_CONTEXT_CHARS", "ActionType", "AdapterAction", "action_for", "footer_for", "in_library", "skill_md"]
 
@@ -77,18 +82,16 @@ def action_for(
     in_library_mode = in_library(skill.path, library_roots)
     if result.decision == "passthrough" and not (in_library_mode and copied):
         return AdapterAction("passthrough")
-    name = f"`{skill.name}`"
+    name = _code(skill.name)
     read = via is None or in_library_mode
-    use = f"read {skill_md(skill.path)} and follow its instructions" if read else f"invoke it with {via}"
-    lines = [
-        f"Skill: {_clip(skill.description, MAX_DESCRIPTION_CHARS)}",
-        f"Path: {skill_md(skill.path) if read else skill.path}",
-    ]
-    why = "; ".join(result.reasons[:MAX_REASONS])
+    path = _line(str(skill_md(skill.path)) if read else skill.path)
+    use = f"read {path} and follow its instructions" if read else f"invoke it with {via}"
+    lines = [f"Skill: {_line(skill.description, MAX_DESCRIPTION_CHARS)}", f"Path: {path}"]
+    why = _why(result)
     confidence = _number(result.confidence)
     if result.decision == "hard":
         order = (
-            f"Before anything else, read {skill_md(skill.path)} and follow its instructions."
+            f"Before anything else, read {path} and follow its instructions."
             if read
             else f"Before anything else, invoke the skill {name} with {via}, then follow its instructions."
         )
@@ -102,10 +105,10 @@ def action_for(
     lines.insert(0, f"SkillPilot: the skill {name} may fit this prompt (confidence {confidence}).")
     reads = [read or in_library(runner.path, library_roots) for runner in runners_up]
     for runner, by_path in zip(runners_up, reads, strict=True):
-        where = skill_md(runner.path) if by_path else runner.path
+        where = _line(str(skill_md(runner.path)) if by_path else runner.path)
         same = runner.id in copied and group_of.get(runner.id) == group_of.get(skill.id)
-        copy = f", a copy of `{skill.id}`" if same else ""
-        lines.append(f"Also consider `{runner.id}` (confidence {_number(runner.score)}{copy}), {where}")
+        copy = f", a copy of {_code(skill.id)}" if same else ""
+        lines.append(f"Also consider {_code(runner.id)} (confidence {_number(runner.score)}{copy}), {where}")
     if not runners_up:
         lines.append(f"If it fits the request, {use}; otherwise answer as usual.")
     elif read:
@@ -154,10 +157,26 @@ def footer_for(result: RouteResult, show_routing_info: bool, show_conflict_info:
         return ""
     lines: list[str] = []
     if show_conflict_info and result.conflict_resolved and result.conflict_alternatives:
-        lines.append(f"_SkillPilot: chose `{result.skill.name}` over [{', '.join(result.conflict_alternatives)}]_")
+        others = ", ".join(_line(a) for a in result.conflict_alternatives)
+        lines.append(f"_SkillPilot: chose {_code(result.skill.name)} over [{others}]_")
     if show_routing_info:
-        lines.append(f"_via {result.skill.name} · {result.latency_ms:.0f}ms_")
+        lines.append(f"_via {_line(result.skill.name)} · {result.latency_ms:.0f}ms_")
     return "\n".join(lines)
+
+
+def _line(text: str, limit: int | None = None) -> str:
+    """Untrusted text as one line of a context, clipped to ``limit`` characters."""
+    line = one_line_text(text)
+    return line if limit is None else _clip(line, limit)
+
+
+def _code(name: str) -> str:
+    """A skill name or id as one inline code span that nothing in the name can close early."""
+    return "`" + _line(name).replace("`", "'") + "`"
+
+
+def _why(result: RouteResult) -> str:
+    return _line("; ".join(result.reasons[:MAX_REASONS]))
 
 
 def _clip(text: str, limit: int) -> str:

@@ -19,12 +19,19 @@ Code's own records (``~/.claude/plugins/installed_plugins.json`` and ``enabledPl
 user's and the project's settings). A plugin's skills are invoked as ``plugin-name:skill``, and
 that is the name the context gives them; skills of other roots in the index (OpenClaw's) are not
 offered. A root seen for the first time is indexed then, and re-indexed when its SKILL.md files
-change.
+change (by :class:`~skillpilot.adapters.hooks.RootIndexer`, outside the routing lock; a prompt
+whose roots the index lacks waits for it at most ``limits.HOOK_INDEX_WAIT`` seconds, any other
+goes on at once).
 
-Guarantees: every skill the context names is one of the offered skills, under the name Claude
-Code's Skill tool accepts; one implicit signal at most per routed prompt, none after a hard route
-(the model obeyed, it did not choose); with ``log.queries: off`` no prompt is kept, so nothing is
-learned implicitly. Prompts are kept in memory only (the last one per session).
+Guarantees: every event is checked against the hook bounds first
+(:func:`~skillpilot.adapters.hooks.check_event`: a ``ValueError``, HTTP 422, names the field);
+nothing here reads a file that is not regular, nor more of one than its bound (settings and
+plugin manifests ``HOOK_SETTINGS_BYTES``, the transcript's last ``TRANSCRIPT_TAIL_BYTES``), nor
+walks a root past ``HOOK_WALK_ENTRIES`` entries; every skill the context names is one of the
+offered skills, under the name Claude Code's Skill tool accepts; one implicit signal at most per
+routed prompt, none after a hard route (the model obeyed, it did not choose); with
+``log.queries: off`` no prompt is kept, so nothing is learned implicitly. Prompts are kept in
+memory only (the last one per session).
 """
 
 from __future__ import annotations
@@ -33,26 +40,23 @@ import json
 import logging
 import os
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..index.builder import root_id
+from ..limits import HOOK_INDEX_WAIT, HOOK_SETTINGS_BYTES, MAX_SESSIONS
 from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
 from . import action_for
+from .hooks import RootIndexer, check_event, read_regular_file, transcript_tail
 
 log = logging.getLogger(__name__)
 
 EVENT = "UserPromptSubmit"
 SKILL_TOOL = "your Skill tool"
-# Sessions whose last routed prompt is remembered (for the PostToolUse signal); the oldest go first.
-MAX_SESSIONS = 256
-# How often a root's SKILL.md files are checked for changes: walking a big user folder on every
-# prompt would cost milliseconds the watcher already spends.
-RECHECK_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -131,9 +135,10 @@ def plugin_roots(cwd: Path | None, home: Path) -> list[SkillRoot]:
 
 
 def _json(path: Path) -> dict[str, Any]:
+    raw = read_regular_file(path, HOOK_SETTINGS_BYTES)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -180,24 +185,25 @@ class ClaudeCodeHooks:
     """The service's state for Claude Code: roots indexed so far and each session's last route.
 
     ``pilot`` is the service's warm router; every call on it goes through ``run`` (the service's
-    one-call-at-a-time lock)."""
+    one-call-at-a-time lock). Offered roots are indexed by ``indexer``, never under that lock."""
 
-    def __init__(self, pilot: SkillPilot, run: Any) -> None:
+    def __init__(self, pilot: SkillPilot, run: Any, indexer: RootIndexer | None = None) -> None:
         self.pilot = pilot
         self.run = run
+        self.indexer = indexer or RootIndexer(pilot.settings)
         self._sessions: OrderedDict[str, RoutedPrompt] = OrderedDict()
         self._prompts = 0
-        self._seen: dict[str, tuple[tuple[str, int], ...]] = {}
-        self._checked: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def answer(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """``{"output": <what the hook prints> | None}`` plus what was done, for one hook event."""
+        """``{"output": <what the hook prints> | None}`` plus what was done, for one hook event.
+        Raises ``ValueError`` for an event past the hook bounds."""
+        payload = check_event(payload)
         event = payload.get("hook_event_name")
         cwd = Path(payload["cwd"]) if isinstance(payload.get("cwd"), str) else None
         if event == "SessionStart":
             roots = offered_roots(cwd)
-            threading.Thread(target=self._index_new, args=(roots,), daemon=True).start()
+            self.indexer.ensure([r.path for r in roots], wait=0)
             return {"output": None, "roots": [r.path for r in roots]}
         if event == EVENT:
             return self._prompt(payload, cwd)
@@ -220,8 +226,11 @@ class ClaudeCodeHooks:
         roots = offered_roots(cwd)
         # Library roots (library mode) are the one exception to "only what Claude Code offers".
         library = tuple(self.pilot.settings.claude_code_library_roots)
-        self._index_new([*roots, *(SkillRoot(str(Path(r).expanduser())) for r in library)])
         paths = [r.path for r in roots] + [str(Path(r).expanduser()) for r in library]
+        # Only a root the index lacks is worth waiting for; changes are picked up in the background.
+        held = set(self.run(lambda p: p.store.roots()))
+        missing = any(root_id(Path(path)) not in held for path in paths)
+        self.indexer.ensure(paths, wait=HOOK_INDEX_WAIT if missing else 0)
         result: RouteResult = self.run(lambda p: p.route(prompt, surface="hook", roots=paths))
         names: dict[str, str] = self.run(lambda p: skill_names(p.skills(), roots))
         context = hook_context(result, names, library)
@@ -259,47 +268,20 @@ class ClaudeCodeHooks:
         )
         return {"output": None, "signal": signal.__dict__, "prompt_id": last.prompt_id}
 
-    def _index_new(self, roots: Sequence[SkillRoot]) -> None:
-        """Index each root the index does not hold yet (a project's, a plugin's), and any root
-        whose SKILL.md files changed since this service last looked at it."""
-        todo = []
-        known: set[str] | None = None
-        now = time.monotonic()
-        for root in roots:
-            if now - self._checked.get(root.path, -RECHECK_SECONDS) < RECHECK_SECONDS:
-                continue
-            self._checked[root.path] = now
-            signature = _signature(root.path)
-            with self._lock:
-                before = self._seen.get(root.path)
-                self._seen[root.path] = signature
-            if before == signature:
-                continue
-            if before is None:
-                # First sight: a root the index already holds is kept current by the watcher.
-                known = known if known is not None else set(self.run(lambda p: p.store.roots()))
-                if os.path.abspath(root.path) in known:
-                    continue
-            todo.append(root.path)
-        if todo:
-            report = self.run(lambda p: p.index(todo))
-            log.info("indexed %s: %d added, %d updated", ", ".join(todo), report.added, report.updated)
 
-
-def skill_in_transcript(path: Path, tail_bytes: int = 1 << 20) -> str | None:
+def skill_in_transcript(path: Path) -> str | None:
     """The first skill the model invoked with the Skill tool after the last prompt the user typed,
-    read from the end of a Claude Code transcript (JSON lines); None if it invoked none."""
-    try:
-        with path.open("rb") as handle:
-            handle.seek(max(0, handle.seek(0, os.SEEK_END) - tail_bytes))
-            lines = handle.read().decode("utf-8", "replace").splitlines()
-    except OSError:
+    read from the end of a Claude Code transcript (JSON lines); None if it invoked none (or the
+    path is not a regular file)."""
+    tail = transcript_tail(str(path))
+    if tail is None:
         return None
+    lines = tail.decode("utf-8", "replace").splitlines()
     invoked: str | None = None
     for line in lines:
         try:
             entry = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # the first line of the tail may be cut
         if not isinstance(entry, dict):
             continue
@@ -327,16 +309,3 @@ def _typed_by_user(content: Any) -> bool:
         return True
     results = (isinstance(item, dict) and item.get("type") == "tool_result" for item in content or ())
     return isinstance(content, list) and not any(results)
-
-
-def _signature(root: str) -> tuple[tuple[str, int], ...]:
-    """Every SKILL.md under ``root`` with its modification time: changes when a skill does."""
-    found = []
-    for folder, _, files in os.walk(root, followlinks=True):
-        if "SKILL.md" in files:
-            path = os.path.join(folder, "SKILL.md")
-            try:
-                found.append((path, os.stat(path).st_mtime_ns))
-            except OSError:
-                continue
-    return tuple(sorted(found))

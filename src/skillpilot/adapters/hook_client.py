@@ -1,24 +1,34 @@
-"""The hook process Claude Code runs on every prompt: standard library only, so it starts in milliseconds.
+"""The hook process every agent host runs on each event: standard library only, so it starts in milliseconds.
 
     python -S -P .../skillpilot/adapters/hook_client.py claude-code [--home DIR]   (settings.json)
 
-Input: Claude Code's hook JSON on stdin (``UserPromptSubmit``, ``PostToolUse`` on the Skill tool,
-``SessionStart``). It forwards that JSON to the resident service (``POST /hook/claude-code``,
-address in ``$SKILLPILOT_HOME/serve.json``), which routes, remembers and learns; the service's
-answer is the one JSON line this process prints. Everything the hook needs to know (thresholds,
-which skills Claude Code offers, privacy settings) lives in the service, so this file reads no
-config and imports nothing of SkillPilot: ``skillpilot hook claude-code`` would spend about a
-second importing the router, numpy and the CLI before its one request. ``-S`` skips the
+Input: the host's hook JSON on stdin (Claude Code's ``UserPromptSubmit``, ``PostToolUse`` on the
+Skill tool, ``SessionStart``, ``Stop``). It forwards that JSON to the resident service (``POST
+/hook/<host>``, address in ``$SKILLPILOT_HOME/serve.json``), which routes, remembers and learns;
+the service's answer is the one JSON line this process prints. Everything the hook needs to know
+(thresholds, which skills the host offers, privacy settings) lives in the service, so this file
+reads no config and imports nothing of SkillPilot: ``skillpilot hook claude-code`` would spend
+about a second importing the router, numpy and the CLI before its one request. ``-S`` skips the
 interpreter's site-packages scan (its ``.pth`` files cost more than the rest of the hook on some
 machines), ``-P`` keeps this folder off ``sys.path``; nothing here needs either.
 
-Without a live service it starts one in the background (:func:`start_service`, at most one at a
-time: the starter holds ``serve.lock`` and hands it to the service it spawns) and lets the prompt
-go on unchanged; the next prompts use the service. ``SessionStart`` does that at the start of a
-session, so the first prompt normally finds the service warm.
+Who it talks to (:func:`find_service`): the process holding ``serve.lock`` is the home's service;
+``serve.json`` must name that process. Before the event (the prompt) or the token is sent, the
+peer proves it is this home's service: it answers a fresh random challenge with a MAC of the
+challenge, its port and its pid under the home's secret (``serve.key``, readable by its owner
+only), which a program that took the port of a dead service cannot compute (:func:`exchange`).
+The event then goes on the same connection with the hook key (also derived from ``serve.key``),
+which the service asks of every ``/hook`` request, so no other user's process can send events.
+
+Without a live service (the lock is free, whatever ``serve.json`` says) it starts one in the
+background (:func:`start_service`, at most one at a time: the starter holds ``serve.lock`` and
+hands it to the service it spawns) and lets the event go on unchanged; the next events use it.
+``SessionStart`` does that at the start of a session, so the first prompt normally finds the
+service warm.
 
 Guarantees (fail open): exit status 0, nothing on stdout but one JSON line or nothing, any error
-one line on stderr; a service that does not answer within ``SERVICE_TIMEOUT`` seconds is skipped.
+one line on stderr; the whole exchange with the service ends within ``SERVICE_TIMEOUT`` seconds,
+however slowly the peer sends its bytes.
 """
 
 from __future__ import annotations
@@ -28,18 +38,42 @@ import json
 import os
 import socket
 import sys
-from typing import Any, BinaryIO, TextIO
+import time
+from typing import Any, BinaryIO, NamedTuple, TextIO
+
+try:
+    # hashlib's own BLAKE2 (hashlib.blake2b is this class): importing hashlib loads OpenSSL,
+    # about 20 ms of a hook that takes 100.
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b
 
 SERVE_FILE = "serve.json"
 LOCK_FILE = "serve.lock"
+KEY_FILE = "serve.key"
 SERVICE_LOG = "serve.log"
 # The service a hook starts inherits the start lock on this descriptor (see start_service).
 LOCK_FD_ENV = "SKILLPILOT_SERVE_LOCK_FD"
 HOSTS = ("claude-code",)
 PROMPT_EVENT = "UserPromptSubmit"
+# The handshake: GET this path with a challenge header; the answer's proof; the hook key header.
+HELLO_PATH = "/hook/hello"
+CHALLENGE_HEADER = "X-SkillPilot-Challenge"
+HOOK_KEY_HEADER = "X-SkillPilot-Hook-Key"
 # Far above a warm route (milliseconds), far below Claude Code's 60 s hook timeout: a service
-# this slow is stuck, and the prompt should go on without it.
+# this slow is stuck, and the prompt should go on without it. It bounds the whole exchange.
 SERVICE_TIMEOUT = 2.0
+# What a hook reads of an answer: the service's are a few KB; a peer sending more is not it.
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+
+
+class Service(NamedTuple):
+    """The home's live service: where it listens, its pid, its token (if any) and the home's key."""
+
+    url: str
+    pid: int
+    token: str | None
+    key: bytes
 
 
 def home_dir(argv: list[str]) -> str:
@@ -49,47 +83,151 @@ def home_dir(argv: list[str]) -> str:
     return os.path.expanduser(os.environ.get("SKILLPILOT_HOME") or "~/.skillpilot")
 
 
-def read_service(home: str) -> dict[str, Any] | None:
-    """The advertised service (``url``, ``pid``, ``token``), or None when ``serve.json`` is absent or unreadable."""
+def lock_holder(home: str | os.PathLike[str]) -> int | None:
+    """The pid of the process holding ``serve.lock`` (0 if it wrote none yet), or None when free."""
     try:
-        with open(os.path.join(home, SERVE_FILE), encoding="utf-8") as handle:
-            info = json.load(handle)
+        fd = os.open(os.path.join(home, LOCK_FILE), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else 0
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_key(home: str) -> bytes | None:
+    """The home's secret (``serve.key``), or None when the service has not made it yet."""
+    try:
+        with open(os.path.join(home, KEY_FILE), encoding="ascii") as handle:
+            return bytes.fromhex(handle.read(256).strip())
     except (OSError, ValueError):
         return None
-    return info if isinstance(info, dict) and isinstance(info.get("url"), str) else None
 
 
-def post_json(url: str, path: str, data: Any, token: str | None, timeout: float) -> Any:
-    """POST ``data`` as JSON to the service and return its JSON answer. One HTTP/1.1 request on a
-    plain socket: ``urllib`` and ``http.client`` import ``ssl`` and ``email``, several times this
-    file's whole cost. Raises ``OSError`` (refused, timed out, not 200) or ``ValueError``."""
+def mac(key: bytes, purpose: str, *parts: str) -> str:
+    """Keyed BLAKE2b of ``purpose`` and ``parts`` (hex): the service's proof and the hook key."""
+    return blake2b("\0".join((purpose, *parts)).encode(), key=key[:64], digest_size=32).hexdigest()
+
+
+def service_proof(key: bytes, challenge: str, port: int, pid: int) -> str:
+    """What only this home's service can answer to ``challenge`` on ``port`` as process ``pid``."""
+    return mac(key, "skillpilot-service", challenge, str(port), str(pid))
+
+
+def hook_key(key: bytes) -> str:
+    """The header value a ``/hook`` request carries: derived from ``serve.key``, never the key."""
+    return mac(key, "skillpilot-hook")
+
+
+def find_service(home: str) -> Service | str:
+    """The home's live service, or why there is none to talk to: ``"free"`` (no process holds
+    ``serve.lock``: start one) or ``"starting"`` (it holds the lock but does not answer yet)."""
+    holder = lock_holder(home)
+    if holder is None:
+        return "free"
+    try:
+        with open(os.path.join(home, SERVE_FILE), encoding="utf-8") as handle:
+            info = json.loads(handle.read(65536))
+    except (OSError, ValueError):
+        return "starting"
+    key = read_key(home)
+    if not isinstance(info, dict) or info.get("pid") != holder or not isinstance(info.get("url"), str) or key is None:
+        # serve.json names another process (a dead one: the new service has not written it yet).
+        return "starting"
+    token = info.get("token")
+    return Service(info["url"], holder, token if isinstance(token, str) else None, key)
+
+
+class _Deadline:
+    """One deadline for a whole exchange: every socket wait gets what is left of it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        left = self.end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"the service did not answer within {SERVICE_TIMEOUT:g} s")
+        return left
+
+
+def _address(url: str) -> tuple[str, int, str]:
     scheme, _, address = url.partition("://")
     if scheme != "http":
         raise ValueError(f"the hook speaks plain HTTP to a local service, not {url!r}")
-    host, _, port = address.rstrip("/").rpartition(":")
-    body = json.dumps(data, ensure_ascii=False).encode("utf-8")
-    head = [
-        f"POST {path} HTTP/1.1",
-        f"Host: {address.rstrip('/')}",
-        "Content-Type: application/json",
-        f"Content-Length: {len(body)}",
-        "Connection: close",
-    ]
-    if token:
-        head.append(f"Authorization: Bearer {token}")
-    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
-        sock.sendall("\r\n".join(head).encode("latin-1") + b"\r\n\r\n" + body)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    status_and_headers, _, content = b"".join(chunks).partition(b"\r\n\r\n")
-    lines = status_and_headers.decode("latin-1").split("\r\n")
+    address = address.rstrip("/")
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port), address
+
+
+def _request(method: str, path: str, address: str, headers: dict[str, str], body: bytes = b"") -> bytes:
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {address}", *(f"{k}: {v}" for k, v in headers.items())]
+    if body:
+        lines += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+    return "\r\n".join(lines).encode("latin-1") + b"\r\n\r\n" + body
+
+
+def _response(sock: socket.socket, deadline: _Deadline) -> Any:
+    """One HTTP response read from ``sock`` (framed by Content-Length), its JSON body decoded.
+    Raises ``OSError`` for a status other than 200, ``ValueError`` for anything malformed."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += _recv(sock, deadline, len(data))
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
     status = lines[0].split(" ", 2)
     if len(status) < 2 or status[1] != "200":
         raise OSError(f"the service answered {lines[0]!r}")
-    if any(line.lower().replace(" ", "") == "transfer-encoding:chunked" for line in lines[1:]):
-        raise ValueError("the service sent a chunked answer")
-    return json.loads(content)
+    fields = dict(line.lower().replace(" ", "").partition(":")[::2] for line in lines[1:])
+    length = fields.get("content-length", "")
+    if not length.isdigit() or int(length) > MAX_ANSWER_BYTES:
+        raise ValueError("the service sent no Content-Length (or one too large)")
+    while len(body) < int(length):
+        body += _recv(sock, deadline, len(body))
+    return json.loads(body[: int(length)])
+
+
+def _recv(sock: socket.socket, deadline: _Deadline, have: int) -> bytes:
+    sock.settimeout(deadline.left())
+    try:
+        chunk = sock.recv(65536)
+    except TimeoutError:
+        deadline.left()  # raises the deadline's own error once it has passed
+        raise
+    if not chunk:
+        raise ConnectionError("the service closed the connection before it answered")
+    if have + len(chunk) > MAX_ANSWER_BYTES:
+        raise ValueError("the service's answer is too large")
+    return chunk
+
+
+def exchange(service: Service, path: str, event: Any, timeout: float = SERVICE_TIMEOUT) -> Any:
+    """POST ``event`` to ``path`` once the peer has proved it is ``service``; its JSON answer.
+    One keep-alive HTTP/1.1 connection on a plain socket (``urllib`` and ``http.client`` import
+    ``ssl`` and ``email``, several times this file's whole cost), all of it within ``timeout``.
+    Raises ``OSError`` (refused, timed out, not 200, not the service) or ``ValueError``."""
+    deadline = _Deadline(timeout)
+    host, port, address = _address(service.url)
+    challenge = os.urandom(16).hex()
+    with socket.create_connection((host, port), timeout=deadline.left()) as sock:
+        sock.settimeout(deadline.left())
+        sock.sendall(_request("GET", HELLO_PATH, address, {CHALLENGE_HEADER: challenge}))
+        hello = _response(sock, deadline)
+        expected = service_proof(service.key, challenge, port, service.pid)
+        if not isinstance(hello, dict) or hello.get("proof") != expected:
+            raise PermissionError(f"{service.url} is not this home's service (it could not prove it): nothing was sent")
+        headers = {HOOK_KEY_HEADER: hook_key(service.key), "Connection": "close"}
+        if service.token:
+            headers["Authorization"] = f"Bearer {service.token}"
+        body = json.dumps(event, ensure_ascii=False).encode("utf-8")
+        sock.settimeout(deadline.left())
+        sock.sendall(_request("POST", path, address, headers, body))
+        return _response(sock, deadline)
 
 
 def start_service(home: str, port: int = 0, python: str = sys.executable) -> bool:
@@ -126,20 +264,18 @@ def start_service(home: str, port: int = 0, python: str = sys.executable) -> boo
 
 
 def answer(payload: bytes, home: str, host: str = "claude-code") -> dict[str, Any] | None:
-    """What to print for one hook event (None: nothing). Starts a service when none answers. May raise."""
+    """What to print for one hook event (None: nothing). Starts a service when none runs. May raise."""
     event = json.loads(payload)
     if not isinstance(event, dict) or not isinstance(event.get("hook_event_name"), str):
         raise ValueError(f"expected a hook JSON object with 'hook_event_name', got {payload[:80]!r}")
-    service = read_service(home)
-    if service is not None:
-        try:
-            reply = post_json(service["url"], f"/hook/{host}", event, service.get("token"), SERVICE_TIMEOUT)
-        except ConnectionRefusedError:
-            service = None  # a stale serve.json: the service died without removing it
-        else:
-            output = reply.get("output") if isinstance(reply, dict) else None
-            return output if isinstance(output, dict) else None
-    if service is None and start_service(home) and event["hook_event_name"] == PROMPT_EVENT:
+    service = find_service(home)
+    if isinstance(service, Service):
+        reply = exchange(service, f"/hook/{host}", event)
+        output = reply.get("output") if isinstance(reply, dict) else None
+        return output if isinstance(output, dict) else None
+    # A free lock: no service, whatever a leftover serve.json says (a killed service's, its port
+    # perhaps another program's now). A held one: the service is starting.
+    if service == "free" and start_service(home) and event["hook_event_name"] == PROMPT_EVENT:
         print("skillpilot hook: starting the service; this prompt goes on unrouted", file=sys.stderr)
     return None
 

@@ -35,10 +35,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..config import load_settings
-from ..errors import SkillPilotError
+from ..errors import SkillPilotError, StoreError
+from ..index.sqlite import set_aside
 from ..model import IndexReport, RouteResult
 from ..router import SkillPilot
-from ..text import clean_text
+from ..text import clean_text, terminal_safe
 
 if TYPE_CHECKING:
     from typer._click import Command  # Typer vendors its own Click
@@ -135,8 +136,19 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+
+
+class SafeConsole(Console):
+    """A Rich console that prints control characters in text as ``\\xNN`` (its own styling
+    still works): skill names, descriptions and paths are untrusted, and an escape sequence in
+    one must not clear the screen, retitle the window or hide text."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        return super().render_str(terminal_safe(text), *args, **kwargs)
+
+
+out = SafeConsole(highlight=False)
+err = SafeConsole(stderr=True, highlight=False)
 
 T = TypeVar("T")
 
@@ -303,10 +315,19 @@ def index(
 
 @app.command()
 def reindex(home: HomeOption = None, as_json: JsonOption = False) -> None:
-    """Refresh every root the index knows."""
+    """Refresh every root the index knows (a damaged index is moved aside and rebuilt)."""
     pilot = _run(lambda: _pilot(home))
     with _progress(not as_json) as progress:
-        report = _run(lambda: pilot.reindex(progress=progress))
+        try:
+            report = pilot.reindex(progress=progress)
+        except StoreError as exc:
+            if exc.problem != "damaged" or pilot.settings.store:
+                raise _fail(str(exc)) from exc
+            pilot.close()
+            moved = set_aside(pilot.settings.index_path)
+            err.print(f"the index was damaged ({exc}); kept it as {moved} and rebuilt it", markup=False)
+            pilot = _run(lambda: _pilot(home))
+            report = _run(lambda: pilot.reindex(progress=progress))
     _print_index_report(report, as_json)
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -39,11 +38,12 @@ from ..bench.runner import ProgressFactory, SuiteRun, Tick
 from ..bench.suites import DEFAULT_METATOOL_LIMIT, SUITES, default_data_dir
 from ..config import Settings
 from ..errors import SkillPilotError
+from . import SafeConsole
 
 EXIT_ERROR = 1
 
-_out = Console(highlight=False)
-_err = Console(stderr=True, highlight=False)
+_out = SafeConsole(highlight=False)
+_err = SafeConsole(stderr=True, highlight=False)
 
 
 @contextmanager
@@ -129,7 +129,7 @@ def _print_tables(document: dict[str, Any]) -> None:
                 fmt_pct(m["tokens"]["saving"]),
             )
         # Off a terminal Rich assumes 80 columns and would elide most of the 12 columns.
-        wide = _out if _out.is_terminal else Console(highlight=False, width=150)
+        wide = _out if _out.is_terminal else SafeConsole(highlight=False, width=150)
         wide.print(table)
 
 

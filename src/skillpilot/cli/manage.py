@@ -14,6 +14,7 @@ work even when the config file is invalid, since that is when they are needed.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,6 +25,7 @@ from rich.table import Table
 from ..config import OPTIONS, Settings, config_template, default_home, resolve_settings
 from ..errors import FeedbackError, SkillPilotError
 from ..feedback import Signal
+from ..sqlitefile import FOLDER_MODE
 from . import HomeOption, JsonOption, _fail, _pilot, _print_json, _run, err, out
 
 feedback_app = typer.Typer(
@@ -230,6 +232,10 @@ def path(home: HomeOption = None) -> None:
     out.print(str(_config_file(home)), markup=False, soft_wrap=True)
 
 
+# Others may read the configuration (it holds no secret), never change it.
+CONFIG_FILE_MODE = 0o644
+
+
 @config_app.command()
 def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing config.yaml.")] = False,
@@ -240,8 +246,12 @@ def init(
     if target.exists() and not force:
         raise _fail(f"{target} exists; use --force to overwrite it")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(config_template(), encoding="utf-8")
+        if not target.parent.exists():
+            target.parent.mkdir(mode=FOLDER_MODE, parents=True)
+        # The mode is what the file may be at most: open applies the umask, so 000 still gives 0644.
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, CONFIG_FILE_MODE)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(config_template())
     except OSError as exc:
         raise _fail(f"{target}: cannot write ({exc.strerror})") from exc
     out.print(str(target), markup=False, soft_wrap=True)

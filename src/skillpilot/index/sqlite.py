@@ -6,10 +6,20 @@ the previous index whole (WAL mode: readers keep working while a writer commits)
 ``generation`` counter goes up with every committed change to what routers read (skills,
 vectors, conflict groups, roots), so long-lived routers know to reload;
 ``snapshot`` reads in one (deferred, read-only) transaction, so it sees one committed state.
+
+The roots survive the file: every change to them is also written beside it
+(``roots-<index>.json``, :func:`roots_file`), and an index opened new (deleted, or a 0-byte
+file) takes its roots from there, so ``skillpilot reindex`` (or a service's refresh) indexes them
+again. A damaged file is
+never to be deleted: :func:`set_aside` moves it (and its ``-wal`` / ``-shm``) to
+``<index>.damaged-<time>``, which ``skillpilot reindex`` does before it rebuilds.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -18,8 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import StoreError
 from ..model import SkippedFile
-from ..sqlitefile import connect, transaction
+from ..sqlitefile import FILE_MODE, connect, read_only, transaction
 from . import ConflictGraph, IndexChanges, Snapshot, StoredSkill
 from .codec import (
     fingerprint_to_json,
@@ -29,6 +40,8 @@ from .codec import (
     stored_from_json,
     stored_from_rows,
 )
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
 
@@ -75,14 +88,86 @@ INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}'), ('generation',
 _ORPHAN = "NOT EXISTS (SELECT 1 FROM skills s WHERE s.root = vectors.root AND s.key = vectors.key)"
 
 
+def roots_file(path: Path) -> Path:
+    """Where the roots of the index at ``path`` are recorded beside it (a name that ``rm
+    index.sqlite*`` does not match)."""
+    return path.with_name(f"roots-{path.name}.json")
+
+
+def recorded_roots(path: Path) -> list[str]:
+    """The roots last recorded for the index at ``path`` (none if the record is missing or unreadable)."""
+    try:
+        data = json.loads(roots_file(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    roots = data.get("roots") if isinstance(data, dict) else None
+    return [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
+
+
+def set_aside(path: Path) -> Path:
+    """Move the damaged index at ``path`` (and its WAL files) aside; the new name of the file."""
+    target = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    for suffix in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + suffix)
+        if source.exists():
+            source.rename(target.with_name(target.name + suffix))
+    return target
+
+
 class SQLiteStore:
     """A ``SkillStore`` in one SQLite file; safe to open from several processes at once."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._db = connect(self.path, "index", _SCHEMA, hint="; delete the file and run `skillpilot reindex`")
+        damaged = (
+            "; your skill folders are untouched: run `skillpilot reindex`, which moves this file aside "
+            f"(to {self.path.name}.damaged-<time>) and indexes again the folders it held "
+            f"(recorded in {roots_file(self.path).name})"
+        )
+        self._db = connect(self.path, "index", _SCHEMA, damaged=damaged)
         # One transaction at a time on the shared connection (a service's threads share a store).
         self._in_transaction = threading.RLock()
+        self._sync_roots()
+
+    def _sync_roots(self) -> None:
+        """A new index (the file was deleted, or emptied) takes the roots the old one recorded;
+        an index whose roots are not recorded yet (made before records were kept) records them."""
+        if str(self.path) == ":memory:":
+            return
+        held, recorded = self.roots(), recorded_roots(self.path)
+        if held:
+            if not read_only(self._db):
+                self._record_roots()
+            return
+        if not recorded:
+            return
+        try:
+            self.apply(IndexChanges(roots=tuple(recorded)))
+        except StoreError as exc:
+            log.warning("%s", exc)
+            return
+        log.warning(
+            "%s was new: its %d skill folders are back from %s; run `skillpilot reindex` to index their skills again",
+            self.path,
+            len(recorded),
+            roots_file(self.path),
+        )
+
+    def _record_roots(self) -> None:
+        """Write the roots beside the index (atomically, 0600): what a lost index is rebuilt from."""
+        record = roots_file(self.path)
+        roots = self.roots()
+        if record.exists() and recorded_roots(self.path) == roots:
+            return
+        temporary = record.with_name(f".{record.name}.{os.getpid()}")
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"roots": roots}, handle, indent=1)
+            os.replace(temporary, record)
+        except OSError as exc:
+            temporary.unlink(missing_ok=True)
+            log.warning("%s: cannot record the index's roots (%s); they are in the index itself", record, exc)
 
     def reopen(self) -> SQLiteStore:
         return SQLiteStore(self.path)
@@ -93,6 +178,14 @@ class SQLiteStore:
     def generation(self) -> int:
         row = self._db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
         return int(row[0])
+
+    def _reads_the_same(self, changes: IndexChanges) -> bool:
+        """Whether ``changes`` leave skills, vectors, conflict groups, roots and meta as stored."""
+        if changes.catalog_changed or changes.dropped_roots or changes.upserts or changes.removed:
+            return False
+        if changes.vectors or changes.conflicts is not None or not set(changes.roots) <= set(self.roots()):
+            return False
+        return all(self.meta(key) == value for key, value in changes.meta.items())
 
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -114,7 +207,13 @@ class SQLiteStore:
         return {(root, key) for root, key in rows}
 
     def apply(self, changes: IndexChanges) -> None:
-        """Write one index run's changes atomically (all or nothing)."""
+        """Write one index run's changes atomically (all or nothing). On a full disk (the store
+        read-only) a run that changes nothing a router reads is not written: only its bookkeeping
+        (file stats, the skipped list) is left as it was, so a refresh of an unchanged catalog
+        still succeeds."""
+        if read_only(self._db) and self._reads_the_same(changes):
+            log.warning("%s: the disk is full; nothing routes read changed, so nothing was written", self.path)
+            return
         now = time.time()
         with self._in_transaction, transaction(self._db, self.path, "index") as db:
             for root in changes.dropped_roots:
@@ -164,6 +263,9 @@ class SQLiteStore:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('last_updated', ?)", (repr(now),))
             if changes.catalog_changed:
                 db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+        if (changes.roots or changes.dropped_roots) and str(self.path) != ":memory:":
+            # Dropped roots leave the record too (an empty list is a record as well).
+            self._record_roots()
 
     @contextmanager
     def _read(self) -> Iterator[None]:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SkillParseError
+from ..limits import MAX_MODULE_BYTES
 from ..model import Requirements, RouteHints, Skill, TrustTier
 from . import vocab
 
@@ -48,7 +49,6 @@ MODULE_FILE = "ontoskill.ttl"
 INTENTS_FILE = "intents.json"
 MANIFEST_FILE = "package.json"
 LOCK_PATH = Path("state") / "registry.lock.json"
-MAX_MODULE_BYTES = 8 * 1024 * 1024
 _BAD_SYNTAX = re.compile(r"Bad syntax \((.+?)\) at")
 # The body is routing text (BM25 reads its start, dense its opening), not the whole document.
 _BODY_DIRECTIVES = 12

@@ -26,10 +26,17 @@ Guarantees:
   port only; any other scheme (``file:``, ``ftp:`` ...) or host, named or redirected to, is
   refused with the reference in the error;
 - installed files are never more readable than their source, nor than 0644 (a registry's
-  0600 file stays 0600; a download is 0644);
+  0600 file stays 0600; a download is 0644), nor than the umask allows; folders likewise (0755
+  at most); a home this creates is 0700;
 - nothing is half-installed: files are fetched and checked in ``<home>/state/``, then the folder
   is moved into place with one rename (a reinstall swaps the old folder out the same way);
-- every fetch is size-capped (64 MiB) and times out (30 s).
+- bounded (``skillpilot.limits``): each file ``MAX_REGISTRY_FILE_BYTES`` (64 MiB), a package
+  ``MAX_PACKAGE_FILES`` files and ``MAX_PACKAGE_BYTES`` (256 MiB) in all, each read waits at
+  most ``REGISTRY_READ_TIMEOUT`` (30 s) and a whole install takes at most ``PACKAGE_SECONDS``
+  (300 s, checked between reads);
+- one unusable entry of ``index.json`` (a path out of the registry, another host) is skipped
+  with a warning, and named with its reason if asked for; a manifest whose fields are not what
+  OntoSkills writes (``"modules": 5``) is a ``RegistryError`` naming the field.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -50,7 +58,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import RegistryError
+from ..limits import (
+    MAX_PACKAGE_BYTES,
+    MAX_PACKAGE_FILES,
+    MAX_REGISTRY_FILE_BYTES,
+    PACKAGE_SECONDS,
+    REGISTRY_READ_TIMEOUT,
+)
 from ..model import TrustTier
+from ..sqlitefile import FOLDER_MODE
 from . import vocab
 from .export import export_embeddings
 from .files import safe_relative, write_json_atomic
@@ -60,8 +76,12 @@ log = logging.getLogger(__name__)
 
 INDEX_FILE = "index.json"
 INSTALLED_FILE_MODE = 0o644
-MAX_FILE_BYTES = 64 * 1024 * 1024
-TIMEOUT_SECONDS = 30.0
+INSTALLED_FOLDER_MODE = 0o755
+# Installed packages stay on disk whatever happens to the lock: it only lists them.
+_LOCK_ADVICE = (
+    "; fix it, or move it aside (`mv registry.lock.json registry.lock.json.damaged`) and install the "
+    "packages again to list them (their files stay where they are)"
+)
 _HEX = re.compile(r"^(?:sha256:)?([0-9a-fA-F]{64})$")
 
 
@@ -94,6 +114,10 @@ class Registry:
 
     def __init__(self, location: str) -> None:
         self.location = location
+        # Entries of the index that could not be used, by package id: why.
+        self.refused: dict[str, str] = {}
+        # When the install under way must end (``PACKAGE_SECONDS``); None outside an install.
+        self.deadline: float | None = None
         self.remote = urllib.parse.urlparse(location).scheme in ("http", "https")
         if self.remote:
             self.index = location if location.endswith(".json") else location.rstrip("/") + "/" + INDEX_FILE
@@ -108,16 +132,24 @@ class Registry:
         if not isinstance(entries, list):
             raise RegistryError(self.index, 'not a registry index: expected {"packages": [...]}')
         packages = []
+        self.refused = {}
         for entry in entries:
             if not isinstance(entry, dict) or not isinstance(entry.get("package_id"), str):
                 continue
             reference = entry.get("manifest_path") or entry.get("manifest_url")
             if not isinstance(reference, str):
                 continue
+            try:
+                manifest = self.resolve(self.index, reference)
+            except RegistryError as exc:
+                # One bad entry must not hide the registry's other packages.
+                log.warning("%s: skipping the entry of %s: %s", self.index, entry["package_id"], exc.reason)
+                self.refused[entry["package_id"]] = str(exc)
+                continue
             packages.append(
                 RegistryPackage(
                     package_id=entry["package_id"],
-                    manifest=self.resolve(self.index, reference),
+                    manifest=manifest,
                     trust_tier=entry.get("trust_tier") if isinstance(entry.get("trust_tier"), str) else None,
                     checksum=entry.get("checksum") if isinstance(entry.get("checksum"), str) else None,
                 )
@@ -136,6 +168,9 @@ class Registry:
         if len(found) > 1:
             choices = ", ".join(sorted(p.package_id for p in found))
             raise RegistryError(self.location, f"{reference!r} is ambiguous: name one of {choices}")
+        for package, why in self.refused.items():
+            if wanted in (package.lower(), package.lower().rsplit("/", 1)[-1]):
+                raise RegistryError(self.location, f"{package!r} cannot be installed from it: {why}")
         known = ", ".join(sorted(p.package_id for p in packages)) or "none"
         raise RegistryError(self.location, f"no package {reference!r}; it lists: {known}")
 
@@ -150,11 +185,11 @@ class Registry:
             raise RegistryError(base, f"refusing the path {reference!r}: it could leave the registry")
         return str(Path(base).parent / relative)
 
-    def fetch(self, location: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    def fetch(self, location: str, limit: int = MAX_REGISTRY_FILE_BYTES) -> bytes:
         """The bytes at ``location`` (a URL of this registry, or a file inside its folder)."""
         if self.remote:
             _same_site(self.index, location, f"refusing {location!r}")
-            return _download(location, limit, self.index)
+            return _download(location, limit, self.index, self.deadline)
         path = Path(location)
         root = Path(self.index).parent.resolve()
         try:
@@ -164,14 +199,14 @@ class Registry:
         if not real.is_relative_to(root):
             raise RegistryError(location, f"refusing to read it: it leads outside the registry ({real})")
         if real.stat().st_size > limit:
-            raise RegistryError(location, f"is over {limit >> 20} MiB; refusing to read it")
+            raise RegistryError(location, _over(limit))
         return real.read_bytes()
 
     def mode(self, location: str) -> int:
-        """The permission bits an installed copy of ``location`` gets: its source's, at most 0644."""
-        if self.remote:
-            return INSTALLED_FILE_MODE
-        return os.stat(Path(location).resolve()).st_mode & INSTALLED_FILE_MODE
+        """The permission bits an installed copy of ``location`` gets: its source's, at most 0644,
+        and no more than the umask allows."""
+        source = INSTALLED_FILE_MODE if self.remote else os.stat(Path(location).resolve()).st_mode
+        return source & INSTALLED_FILE_MODE & ~_umask()
 
 
 def _same_site(registry: str, url: str, refusal: str) -> None:
@@ -185,8 +220,30 @@ def _same_site(registry: str, url: str, refusal: str) -> None:
         )
 
 
+def _umask() -> int:
+    """The process's umask (reading it means setting it: set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _over(limit: int) -> str:
+    return f"is over {limit:,} bytes (what is left of the file and package caps); refusing it"
+
+
+def _make_folders(folder: Path) -> None:
+    """``folder`` and its missing parents, each 0755 at most (``mkdir(parents=True)`` would give
+    the parents the default 0777 less the umask)."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir(mode=INSTALLED_FOLDER_MODE, exist_ok=True)
+
+
 def _write_file(path: Path, data: bytes, mode: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _make_folders(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
@@ -204,6 +261,14 @@ def lock_path(home: Path) -> Path:
 
 def install(registry: Registry, reference: str, home: Path, *, with_embeddings: bool = False) -> InstalledPackage:
     """Install (or reinstall) one package from ``registry``; see the module docstring."""
+    registry.deadline = time.monotonic() + PACKAGE_SECONDS
+    try:
+        return _install(registry, reference, home, with_embeddings)
+    finally:
+        registry.deadline = None
+
+
+def _install(registry: Registry, reference: str, home: Path, with_embeddings: bool) -> InstalledPackage:
     entry = registry.find(reference)
     manifest_bytes = registry.fetch(entry.manifest)
     _check(entry.checksum, manifest_bytes, entry.manifest)
@@ -217,15 +282,16 @@ def install(registry: Registry, reference: str, home: Path, *, with_embeddings: 
     files = _package_files(manifest, entry.manifest, with_embeddings)
     listed = manifest.get("checksums")
     checksums: dict[str, Any] = listed if isinstance(listed, dict) else {}
-    state = lock_path(home).parent
-    state.mkdir(parents=True, exist_ok=True)
+    state = _state_folder(home)
     staging = Path(tempfile.mkdtemp(prefix="install-", dir=state))
+    total = len(manifest_bytes)
     try:
         # mkdtemp makes the folder private (0700); it becomes the package folder.
-        os.chmod(staging, 0o755)
+        os.chmod(staging, INSTALLED_FOLDER_MODE & ~_umask())
         for relative in files:
             location = registry.resolve(entry.manifest, str(relative))
-            data = registry.fetch(location)
+            data = registry.fetch(location, min(MAX_REGISTRY_FILE_BYTES, MAX_PACKAGE_BYTES - total))
+            total += len(data)
             _check(checksums.get(str(relative)), data, location)
             _write_file(staging / relative, data, registry.mode(location))
         _write_file(staging / MANIFEST_FILE, manifest_bytes, registry.mode(entry.manifest))
@@ -257,8 +323,7 @@ def uninstall(reference: str, home: Path) -> InstalledPackage:
     record = lock["packages"].pop(ids[0])
     target = ontologies_root(home) / _package_folder(ids[0])
     if target.exists():
-        state = lock_path(home).parent
-        state.mkdir(parents=True, exist_ok=True)
+        state = _state_folder(home)
         # One rename makes the package vanish at once; deleting the files comes after.
         trash = Path(tempfile.mkdtemp(prefix="uninstall-", dir=state))
         target.rename(trash / "package")
@@ -275,6 +340,15 @@ def installed(home: Path) -> list[InstalledPackage]:
     return [_installed(lock["packages"][p]) for p in sorted(lock["packages"])]
 
 
+def _state_folder(home: Path) -> Path:
+    """``<home>/state``, made if needed; a home made here is private (0700), as every store's is."""
+    if not Path(home).exists():
+        Path(home).mkdir(mode=FOLDER_MODE, parents=True)
+    state = lock_path(home).parent
+    state.mkdir(mode=INSTALLED_FOLDER_MODE, exist_ok=True)
+    return state
+
+
 def _package_folder(package_id: str) -> PurePosixPath:
     relative = safe_relative(package_id)
     if relative is None or len(relative.parts) != 2:
@@ -284,12 +358,20 @@ def _package_folder(package_id: str) -> PurePosixPath:
 
 def _package_files(manifest: dict[str, Any], source: str, with_embeddings: bool) -> list[PurePosixPath]:
     """Every file the manifest names, each checked to stay inside the package."""
+    fields = ("modules", "skills", *(["embedding_files"] if with_embeddings else []))
+    for field in fields:
+        if not isinstance(manifest.get(field) or [], list):
+            raise RegistryError(source, f"{field} must be a list, not {type(manifest[field]).__name__}")
     names: list[object] = list(manifest.get("modules") or [])
     names += [s.get("path") for s in manifest.get("skills") or [] if isinstance(s, dict)]
     if with_embeddings:
         names += list(manifest.get("embedding_files") or [])
+    if len(names) > MAX_PACKAGE_FILES:
+        raise RegistryError(source, f"names {len(names):,} files; packages of over {MAX_PACKAGE_FILES:,} are refused")
     files: list[PurePosixPath] = []
     for name in dict.fromkeys(n for n in names if n is not None):
+        if not isinstance(name, str):
+            raise RegistryError(source, f"refusing the package path {name!r}: a path must be text")
         relative = safe_relative(name)
         if relative is None or relative.name == MANIFEST_FILE:
             raise RegistryError(source, f"refusing the package path {name!r}: it could leave the package folder")
@@ -299,7 +381,7 @@ def _package_files(manifest: dict[str, Any], source: str, with_embeddings: bool)
 
 def _move_into_place(staging: Path, target: Path, state: Path) -> None:
     """Rename ``staging`` to ``target``; an existing ``target`` is swapped out, not merged into."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    _make_folders(target.parent)
     if not target.exists():
         staging.rename(target)
         return
@@ -368,9 +450,9 @@ def _read_lock(home: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise RegistryError(path, f"the install lock is unreadable ({exc}); fix or delete it") from exc
+        raise RegistryError(path, f"the install lock is unreadable ({exc}){_LOCK_ADVICE}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("packages"), dict):
-        raise RegistryError(path, 'the install lock is not {"packages": {...}}; fix or delete it')
+        raise RegistryError(path, f'the install lock is not {{"packages": {{...}}}}{_LOCK_ADVICE}')
     return data
 
 
@@ -405,17 +487,27 @@ class _SameSiteRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def _download(url: str, limit: int, registry: str) -> bytes:
+def _download(url: str, limit: int, registry: str, deadline: float | None = None) -> bytes:
+    """At most ``limit`` bytes from ``url``; past ``deadline`` (``time.monotonic()``) the read
+    stops (checked after each read, which waits at most ``REGISTRY_READ_TIMEOUT``)."""
     request = urllib.request.Request(url, headers={"User-Agent": "skillpilot"})
     opener = urllib.request.build_opener(_SameSiteRedirects(registry))
     try:
-        with opener.open(request, timeout=TIMEOUT_SECONDS) as response:
-            data: bytes = response.read(limit + 1)
+        with opener.open(request, timeout=REGISTRY_READ_TIMEOUT) as response:
+            data = bytearray()
+            while chunk := response.read1(65536):
+                data += chunk
+                if len(data) > limit:
+                    break
+                if deadline is not None and time.monotonic() > deadline:
+                    raise RegistryError(
+                        url, f"the install took over {PACKAGE_SECONDS:.0f} s; stopped (nothing installed)"
+                    )
     except urllib.error.HTTPError as exc:
         raise RegistryError(url, f"HTTP {exc.code} {exc.reason}") from exc
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise RegistryError(url, f"cannot be fetched: {reason}") from exc
     if len(data) > limit:
-        raise RegistryError(url, f"is over {limit >> 20} MiB; refusing to download it")
-    return data
+        raise RegistryError(url, _over(limit))
+    return bytes(data)

@@ -6,7 +6,7 @@ patterns and triggers, and the opening of its body. A skill's score is the best 
 said the skill is for. Input: vectors of shape (parts, dim) per skill in catalog order.
 
 Bounded work: every text sent to an encoder is at most ``MAX_PART_CHARS`` characters (a query at
-most ``text.MAX_QUERY_CHARS``): a 1 MB description costs what a 2,000-character one does (MiniLM
+most ``limits.MAX_QUERY_CHARS``): a 1 MB description costs what a 2,000-character one does (MiniLM
 reads 256 tokens anyway; USE would read it all). The whole text is still indexed for keywords.
 """
 
@@ -23,12 +23,11 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from ..encoders import Encoder
+from ..limits import MAX_PART_CHARS
 from ..model import Fingerprint, RetrieverId, Skill, dense_id
 from ..text import Query
 
 BODY_CHARS = 800
-# Longer than any part in the benchmark corpus (1,230 characters at most), so no vector there changes.
-MAX_PART_CHARS = 2000
 BODY_PART_CHARS = 400
 # Non-description parts count slightly less: they are noisier (headings, examples, setup steps).
 SECONDARY_PART_WEIGHT = 0.95

@@ -50,8 +50,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from skillpilot.limits import ANALYSED_CHARS
 from skillpilot.model import Evidence, EvidenceKind, FastHit, IndexedSkill
-from skillpilot.text import ANALYSED_CHARS, Query, has_cjk, word_terms, words
+from skillpilot.text import Query, has_cjk, word_terms, words
 
 logger = logging.getLogger(__name__)
 

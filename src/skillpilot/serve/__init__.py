@@ -4,7 +4,8 @@ This package itself imports no server framework, so hooks and plugins can find a
 service without the ``[server]`` extra:
 
 - ``serve.json`` in ``$SKILLPILOT_HOME`` says where the resident service listens
-  (:func:`write_serve_file` / :func:`read_serve_file` / :func:`remove_serve_file`);
+  (:func:`write_serve_file` / :func:`read_serve_file` / :func:`remove_serve_file`), and
+  ``serve.key`` holds the home's secret (:func:`home_key`);
 - :class:`SharedPilot` lets a server's worker threads share one warm ``SkillPilot``;
 - :class:`Refresher` re-indexes the skill folders when they change (``skillpilot.watch``).
 
@@ -27,11 +28,12 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TypeVar
 
-from ..adapters.hook_client import LOCK_FD_ENV, LOCK_FILE
+from ..adapters.hook_client import KEY_FILE, LOCK_FD_ENV, LOCK_FILE, read_key
 from ..config import Settings
 from ..errors import ServiceError
 from ..model import IndexReport
 from ..router import SkillPilot
+from ..sqlitefile import FOLDER_MODE
 from ..watch import IndexWatcher
 
 log = logging.getLogger(__name__)
@@ -67,13 +69,38 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def home_key(home: Path) -> bytes:
+    """The home's secret (``serve.key``: 32 random bytes, readable by its owner only), made the
+    first time a service needs it. A hook asks the service to prove it knows it before sending
+    anything, and the service asks it (derived: ``hook_client.hook_key``) of every hook event."""
+    path = home / KEY_FILE
+    home.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+    key = read_key(str(home))
+    if key is None and not path.exists():
+        # Written whole under another name, then linked into place: a reader never sees half a
+        # key, and of two services starting at once the first link wins.
+        temporary = path.with_name(f".{KEY_FILE}.{os.getpid()}")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(os.urandom(32).hex())
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+        temporary.unlink()
+        key = read_key(str(home))
+    if key is None or len(key) < 16:
+        raise ServiceError(
+            home, f"{path} is unreadable or damaged: remove it and run `skillpilot service restart` (a new one is made)"
+        )
+    return key
+
+
 def serve_file(home: Path) -> Path:
     return home / SERVE_FILE
 
 
 def write_serve_file(home: Path, info: ServeInfo) -> Path:
     path = serve_file(home)
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     temporary = path.with_name(f".{SERVE_FILE}.{os.getpid()}")
     # Created 0600 from the start: the token must never be readable by other users, even briefly.
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -105,7 +132,7 @@ def hold_service_lock(home: Path) -> int:
     stays open, and write this process's id into it (``skillpilot service stop`` reads it while the
     service still loads). A service a hook started inherits the lock its starter took
     (``$SKILLPILOT_SERVE_LOCK_FD``). Raises ``ServiceError`` when another process holds it."""
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     path = home / LOCK_FILE
     inherited = os.environ.pop(LOCK_FD_ENV, "")
     fd = -1

@@ -26,12 +26,12 @@ from fastapi.params import Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..limits import DEFAULT_TOP_K as DEFAULT_SKILLS
+from ..limits import MAX_ID_CHARS, MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 from ..market import Market
 from ..omni.model import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, SourceName
 from . import SharedPilot, calls, find
 from .guard import error_response
-from .limits import DEFAULT_TOP_K as DEFAULT_SKILLS
-from .limits import MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 
 
 class _Body(BaseModel):
@@ -39,22 +39,32 @@ class _Body(BaseModel):
 
 
 class ContextRequest(_Body):
-    query: str = Field(min_length=1, description="The question, as the user asked it.")
-    sessionId: str | None = Field(None, description="The session whose attachments to search.")  # noqa: N815
-    graphSpace: str | None = Field(None, description="The graph space (default: default).")  # noqa: N815
-    knowledgeBase: str | None = Field(None, description="The knowledge base to search.")  # noqa: N815
+    query: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, description="The question, as the user asked it.")
+    sessionId: str | None = Field(  # noqa: N815
+        None, max_length=MAX_ID_CHARS, description="The session whose attachments to search."
+    )
+    graphSpace: str | None = Field(  # noqa: N815
+        None, max_length=MAX_ID_CHARS, description="The graph space (default: default)."
+    )
+    knowledgeBase: str | None = Field(  # noqa: N815
+        None, max_length=MAX_ID_CHARS, description="The knowledge base to search."
+    )
     sources: list[SourceName] | None = Field(None, description="Ask only these sources.")
     maxTokens: int = Field(DEFAULT_MAX_TOKENS, ge=1, description="Token budget of contextText.")  # noqa: N815
     topK: int = Field(DEFAULT_TOP_K, ge=1, description="Items per source.")  # noqa: N815
 
 
 class LintRequest(_Body):
-    skill: str | None = Field(None, min_length=1, description="An installed skill's id.")
-    path: str | None = Field(None, min_length=1, description="A skill folder or SKILL.md to lint.")
+    skill: str | None = Field(None, min_length=1, max_length=MAX_ID_CHARS, description="An installed skill's id.")
+    path: str | None = Field(
+        None, min_length=1, max_length=MAX_ID_CHARS, description="A skill folder or SKILL.md to lint."
+    )
 
 
 class PlanRequest(_Body):
-    message: str = Field(min_length=1, description="The user message to route and split into steps.")
+    message: str = Field(
+        min_length=1, max_length=MAX_MESSAGE_CHARS, description="The user message to route and split into steps."
+    )
 
 
 class FindSkillRequest(_Body):

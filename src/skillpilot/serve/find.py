@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..limits import MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 from ..market import Market
 from ..market import find_skill as market_find_skill
 from ..market.find import Source
 from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill, RetrieverId
 from ..router import SkillPilot
-from .limits import MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
 
 SCOPES = ("all", "installed", "market")
 MATCHED_BY = ("keyword", "semantic", "hybrid")

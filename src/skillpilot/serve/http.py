@@ -9,7 +9,10 @@
     POST /feedback  {"kind", "query", "skill" | "wrong" + "right", "implicit"?} -> the recorded signal
     DELETE /feedback/{id}                                  -> the signal, forgotten (undo)
     GET  /stats     GET /conflicts                         -> as ``skillpilot stats|conflicts --json``
+    GET  /hook/hello  (X-SkillPilot-Challenge: <hex>)      -> {"proof", "pid"}: the service proves it is
+                                                              this home's (``hook_client.exchange``)
     POST /hook/claude-code  {Claude Code's hook JSON}       -> {"output": what the hook prints | null, ...}
+                                                              (X-SkillPilot-Hook-Key needed)
     GET  /service                                          -> pid, url, uptime, generation, skills,
                                                               p50 of recent routes (``skillpilot service status``)
     GET  /healthz                                          -> {"status": "ok", "pid"} (no token needed)
@@ -19,7 +22,8 @@
                                                               (``serve.jobs``)
 
 Guarantees: a request body over ``MAX_BODY_BYTES`` gets 413 before anything parses it; malformed
-JSON or fields get 422; an unknown skill or feedback id 404; an unknown feedback kind 400; with a token, every
+JSON or fields, and a hook event past the hook bounds, get 422; a hook event without this home's
+hook key 403; an unknown skill or feedback id 404; an unknown feedback kind 400; with a token, every
 data route answers 401 without ``Authorization: Bearer <token>`` or the browser session cookie
 (``serve.browser``: a one-time link or the /login form sets it); any bytes in that header give
 401, never 500; a ``Host`` or ``Origin`` naming another site is refused (421 / 403,
@@ -32,8 +36,10 @@ Needs the ``[server]`` extra.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+import secrets
 import signal
 import socket
 import threading
@@ -53,13 +59,25 @@ try:
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
     from pydantic import BaseModel, ConfigDict, Field
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import ASGIApp, Receive, Scope, Send
 except ImportError as exc:
     raise MissingExtraError("server", "`skillpilot serve`", exc.name or "fastapi") from exc
 
 from ..adapters import action_for, footer_for
 from ..adapters.claude_code import ClaudeCodeHooks
+from ..adapters.hook_client import CHALLENGE_HEADER, HOOK_KEY_HEADER, hook_key, service_proof
 from ..errors import ConfigError, FeedbackNotFoundError, SkillNotFoundError, SkillPilotError
+from ..limits import (
+    DEFAULT_TOP_K,
+    MAX_BODY_BYTES,
+    MAX_ID_CHARS,
+    MAX_JSON_DEPTH,
+    MAX_MESSAGE_CHARS,
+    MAX_REQUEST_ROOTS,
+    MAX_TOP_K,
+    MIN_TOP_K,
+    too_deep,
+)
 from ..model import IndexedSkill, RouteResult
 from ..router import SkillPilot
 from . import (
@@ -71,6 +89,7 @@ from . import (
     dashboard,
     extra_routes,
     hold_service_lock,
+    home_key,
     is_loopback,
     jobs,
     package_version,
@@ -85,7 +104,7 @@ from .guard import (
     error_response,
     install_error_handlers,
 )
-from .limits import DEFAULT_TOP_K, MAX_BODY_BYTES, MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
+from .protocol import BoundedH11Protocol, replaying
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +123,10 @@ class RouteRequest(_Body):
     surface: str = Field(
         "http", pattern=r"^[a-z][a-z0-9-]{0,31}$", description="Who asks, for the routing log (e.g. hook)."
     )
-    roots: list[str] | None = Field(
-        None, description="Route only over skills indexed under these folders (default: every skill)."
+    roots: list[Annotated[str, Field(max_length=MAX_ID_CHARS)]] | None = Field(
+        None,
+        max_length=MAX_REQUEST_ROOTS,
+        description="Route only over skills indexed under these folders (default: every skill).",
     )
 
 
@@ -115,7 +136,9 @@ class ExplainRequest(_Body):
 
 class ActionRequest(_Body):
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    via: str | None = Field(None, description='The tool that invokes a skill, e.g. "your Skill tool".')
+    via: str | None = Field(
+        None, max_length=MAX_ID_CHARS, description='The tool that invokes a skill, e.g. "your Skill tool".'
+    )
 
 
 class SearchRequest(_Body):
@@ -124,11 +147,11 @@ class SearchRequest(_Body):
 
 
 class FeedbackRequest(_Body):
-    kind: str = Field(description="confirm, correct or ignore (or confirmed, corrected, ignored).")
-    query: str = Field(min_length=1, description="The message that was routed.")
-    skill: str | None = Field(None, description="confirm/ignore: the skill it was routed to.")
-    wrong: str | None = Field(None, description="correct: the skill it was routed to.")
-    right: str | None = Field(None, description="correct: the skill that was meant.")
+    kind: str = Field(max_length=32, description="confirm, correct or ignore (or confirmed, corrected, ignored).")
+    query: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, description="The message that was routed.")
+    skill: str | None = Field(None, max_length=MAX_ID_CHARS, description="confirm/ignore: the skill it was routed to.")
+    wrong: str | None = Field(None, max_length=MAX_ID_CHARS, description="correct: the skill it was routed to.")
+    right: str | None = Field(None, max_length=MAX_ID_CHARS, description="correct: the skill that was meant.")
     implicit: bool = Field(
         False, description="Inferred from what the agent did (hooks), not said by a person: weighs less, fades faster."
     )
@@ -136,6 +159,10 @@ class FeedbackRequest(_Body):
 
 class _Unauthorised(Exception):
     """A data route called without the service's bearer token."""
+
+
+class _NotThisHomesHook(Exception):
+    """A hook route called without this home's hook key."""
 
 
 def _problem(error: dict[str, Any]) -> dict[str, str]:
@@ -151,7 +178,8 @@ _error = error_response
 
 
 class BodyLimit:
-    """Answer 413 to any request body over ``limit`` bytes, declared or streamed (chunked)."""
+    """Answer 413 to any request body over ``limit`` bytes, declared or streamed (chunked), and
+    422 to a JSON body nested deeper than ``MAX_JSON_DEPTH``, before anything else parses it."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -178,16 +206,27 @@ class BodyLimit:
                 return
             if not message.get("more_body", False):
                 break
-        replayed = False
+        problem = _json_problem(body, dict(scope["headers"]).get(b"content-type", b""))
+        if problem:
+            await _error(422, "InvalidRequest", problem)(scope, receive, send)
+            return
+        await self.app(scope, replaying(bytes(body), receive), send)
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": bytes(body), "more_body": False}
 
-        await self.app(scope, replay, send)
+def _json_problem(body: bytearray, content_type: bytes) -> str | None:
+    """Why the JSON body ``body`` is refused before any route parses it: nested deeper than
+    ``MAX_JSON_DEPTH``, or (sent as JSON, as FastAPI would read it) not UTF-8, which FastAPI
+    answers with a 400 of its own. Any other body that is not JSON is the route's own validation's
+    to answer."""
+    try:
+        return f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels" if too_deep(json.loads(body)) else None
+    except RecursionError:  # deeper than the parser itself goes
+        return f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels"
+    except UnicodeDecodeError as exc:
+        sent_as_json = not content_type or b"json" in content_type.lower()
+        return f"(body): not valid JSON (not UTF-8 at byte {exc.start})" if sent_as_json else None
+    except ValueError:
+        return None
 
 
 def create_app(
@@ -208,6 +247,13 @@ def create_app(
         return result
 
     hooks = ClaudeCodeHooks(pilot, shared)
+    key = home_key(pilot.settings.home)
+    expected_hook_key = hook_key(key).encode("ascii")
+
+    def hook_caller(hook_key_header: Annotated[str | None, Header(alias=HOOK_KEY_HEADER)] = None) -> None:
+        given = (hook_key_header or "").encode("utf-8", "surrogatepass")
+        if not secrets.compare_digest(given, expected_hook_key):
+            raise _NotThisHomesHook
 
     def authorised(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
         if token is None or sessions is None:
@@ -243,6 +289,15 @@ def create_app(
         )
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
+
+    @app.exception_handler(_NotThisHomesHook)
+    async def not_this_homes_hook(_: Request, __: Exception) -> JSONResponse:
+        return _error(
+            403,
+            "NotThisHomesHook",
+            f"hook events need the {HOOK_KEY_HEADER} header derived from this home's serve.key "
+            "(the hook process sends it: run it as `skillpilot setup claude-code` configures it)",
+        )
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: Exception) -> JSONResponse:
@@ -289,13 +344,23 @@ def create_app(
             "footer": footer_for(result, settings.show_routing_info, settings.show_conflict_info),
         }
 
-    @app.post("/hook/claude-code", dependencies=guarded)
+    @app.get("/hook/hello")
+    def hook_hello(request: Request, challenge: Annotated[str, Header(alias=CHALLENGE_HEADER)] = "") -> Any:
+        """The service's proof that it is this home's: a MAC of the hook's challenge, the port the
+        hook connected to and this process's id, under the home's key. Needs no token: it comes
+        before the hook sends anything."""
+        if not 16 <= len(challenge) <= 128 or not all(c in "0123456789abcdef" for c in challenge):
+            return _error(422, "InvalidRequest", f"{CHALLENGE_HEADER} must be 16-128 lower-case hex digits")
+        port = int(request.scope["server"][1])
+        return {"proof": service_proof(key, challenge, port, os.getpid()), "pid": os.getpid()}
+
+    @app.post("/hook/claude-code", dependencies=[Depends(hook_caller), *guarded])
     def claude_code_hook(payload: Annotated[dict[str, Any], Body()]) -> Any:
         """What Claude Code's hook prints for this event; the hook process forwards it as is."""
         try:
             answer = hooks.answer(payload)
         except ValueError as exc:
-            return _error(400, "InvalidHookPayload", str(exc))
+            return _error(422, "InvalidRequest", str(exc), details=[{"field": "(body)", "message": str(exc)}])
         if "result" in answer:
             recent.append(answer["result"]["latency_ms"])
         return answer
@@ -449,7 +514,7 @@ def serve(
             ready(url)
         if login is not None and app.state.browser_sessions is not None:
             login(f"{url}/login?code={app.state.browser_sessions.new_code()}")
-        config = uvicorn.Config(app, log_level="warning", access_log=False)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, http=BoundedH11Protocol)
         try:
             with _sigterm_exits(), Refresher(pilot.settings):
                 uvicorn.Server(config).run(sockets=[sock])

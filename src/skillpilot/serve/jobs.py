@@ -30,6 +30,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import Settings
+from ..limits import MAX_ID_CHARS
 from ..router import SkillPilot
 from . import SharedPilot, calls
 from .guard import error_response
@@ -120,7 +121,10 @@ class Jobs:
 class LintJobRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str | None = Field(
-        None, min_length=1, description="A skill folder inside the skill roots; none: the whole index."
+        None,
+        min_length=1,
+        max_length=MAX_ID_CHARS,
+        description="A skill folder inside the skill roots; none: the whole index.",
     )
 
 

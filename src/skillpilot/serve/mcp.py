@@ -34,7 +34,7 @@ cut-off min 0.1 / gap 0.15, keys and text); with meaning matched too it is Skill
 in the same result shape, ``mode`` ``hybrid`` (SkillPilot scores whole skills, never
 OntoSkills' intent-level ``semantic`` shape).
 
-Limits (``serve.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
+Limits (``skillpilot.limits``, shared with HTTP): ``top_k`` 1-100, messages and queries up to
 ``MAX_MESSAGE_CHARS`` characters.
 
 Guarantees: bad arguments give ``isError`` results with ``structuredContent.error = {code,
@@ -58,11 +58,14 @@ try:
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool
     from pydantic import Field, ValidationError
+    from starlette.responses import JSONResponse
+    from starlette.types import ASGIApp, Receive, Scope, Send
 except ImportError as exc:
     raise MissingExtraError("mcp", "`skillpilot mcp`", exc.name or "mcp") from exc
 
 from ..catalog import TRUST_MULTIPLIERS
 from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
+from ..limits import DEFAULT_TOP_K, MAX_BODY_BYTES, MAX_TOP_K, MIN_TOP_K
 from ..market import Market
 from ..model import SIDE_EFFECTS, TRUST_TIERS, Decision, Method, RouteResult
 from ..omni import SOURCE_NAMES
@@ -70,8 +73,8 @@ from ..ontoskills import shapes, vocab
 from ..router import SkillPilot
 from . import Refresher, SharedPilot, calls, find, is_loopback, package_version
 from .find import FILTERS, MATCHED_BY, SCOPES, InvalidArgument, check_query, check_top_k, matched_by
-from .limits import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
-from .stdio import run_stdio
+from .protocol import BoundedH11Protocol, replaying
+from .stdio import checked, run_stdio
 
 TOP_K_RANGE = f"{MIN_TOP_K}-{MAX_TOP_K}"
 FILTERS_TEXT = "lists of strings: " + ", ".join(
@@ -104,6 +107,56 @@ class _Server(MCPServer[Any]):
     async def run_stdio_async(self) -> None:
         # Every stdin line answered: lone surrogates cleaned, malformed JSON-RPC gets its error.
         await run_stdio(self)
+
+    async def run_streamable_http_async(self, *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        # The SDK's own runner, with a deadline for reading each request (serve.protocol).
+        import uvicorn
+
+        app = self.streamable_http_app(host=host, **options)
+        level = self.settings.log_level.lower()
+        await uvicorn.Server(
+            uvicorn.Config(app, host=host, port=port, log_level=level, http=BoundedH11Protocol)
+        ).serve()
+
+    def streamable_http_app(self, **options: Any) -> Any:
+        # The same checks for every HTTP message as for every stdin line.
+        app = super().streamable_http_app(**options)
+        app.add_middleware(CheckedBodies)
+        return app
+
+
+class CheckedBodies:
+    """Each MCP-over-HTTP request body :func:`~skillpilot.serve.stdio.checked` as a stdin line
+    is: lone surrogates become U+FFFD (the SDK's parser refuses them), too deep a message gets
+    the JSON-RPC error stdio sends, a body over ``MAX_BODY_BYTES`` gets 413."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = bytearray()
+        more = True
+        while more and len(body) <= MAX_BODY_BYTES:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        if len(body) > MAX_BODY_BYTES:
+            await JSONResponse({"error": f"request bodies are limited to {MAX_BODY_BYTES} bytes"}, 413)(
+                scope, receive, send
+            )
+            return
+        line, error = checked(body.decode("utf-8", "replace"))
+        if error is not None:
+            await JSONResponse(error.model_dump(by_alias=True, exclude_none=True), 400)(scope, receive, send)
+            return
+        assert line is not None
+        cleaned = line.encode("utf-8")
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+        scope = {**scope, "headers": [*headers, (b"content-length", str(len(cleaned)).encode())]}
+        await self.app(scope, replaying(cleaned, receive), send)
 
 
 def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
@@ -250,6 +303,7 @@ def _error(code: str, message: str, **details: Any) -> CallToolResult:
 def _omni(pilot: SkillPilot, request: dict[str, Any]) -> CallToolResult:
     if not request["query"].strip():
         raise InvalidArgument("query", "query must be a question, got an empty string")
+    check_query("query", request["query"])
     if bad := [s for s in request.get("sources") or () if s not in SOURCE_NAMES]:
         raise InvalidArgument("sources", f"unknown source(s) {', '.join(bad)}", SOURCE_NAMES)
     for name in ("maxTokens", "topK"):

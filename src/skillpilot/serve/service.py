@@ -16,7 +16,6 @@ Needs no server framework itself (the service it starts does).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import plistlib
 import signal
@@ -26,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..adapters.hook_client import LOCK_FILE, SERVICE_LOG, start_service
+from ..adapters.hook_client import LOCK_FILE, SERVICE_LOG, lock_holder, start_service
 from ..errors import ServiceError
 from . import read_serve_file, serve_file
 from .client import get_json
@@ -58,23 +57,6 @@ class ServiceStatus:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def lock_holder(home: Path) -> int | None:
-    """The pid of the process holding ``serve.lock`` (0 if it wrote none yet), or None when free."""
-    path = home / LOCK_FILE
-    if not path.exists():
-        return None
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            return int(text) if text.isdigit() else 0
-        return None
-    finally:
-        os.close(fd)
 
 
 def status(home: Path, timeout: float = 2.0) -> ServiceStatus:

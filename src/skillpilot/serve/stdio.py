@@ -8,7 +8,8 @@ before the SDK reads it:
 - bytes that are not UTF-8 read as U+FFFD; lone surrogates in JSON strings become U+FFFD, so
   the request is answered like any other;
 - a line that is not JSON gets a JSON-RPC ``Parse error`` (-32700, ``id: null``); JSON that is
-  not a JSON-RPC message gets ``Invalid Request`` (-32600, with its ``id`` when it has one).
+  not a JSON-RPC message, or nests deeper than ``limits.MAX_JSON_DEPTH``, gets ``Invalid
+  Request`` (-32600, with its ``id`` when it has one).
 
 Output still goes only through the SDK's writer (stdout claimed by the SDK: nothing else is
 written to it).
@@ -28,17 +29,8 @@ from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from ..text import clean_text
-
-
-def _cleaned(value: Any) -> Any:
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, list):
-        return [_cleaned(v) for v in value]
-    if isinstance(value, dict):
-        return {clean_text(k): _cleaned(v) for k, v in value.items()}
-    return value
+from ..limits import MAX_JSON_DEPTH, too_deep
+from ..text import clean_json
 
 
 def checked(line: str) -> tuple[str | None, JSONRPCError | None]:
@@ -49,17 +41,31 @@ def checked(line: str) -> tuple[str | None, JSONRPCError | None]:
         return None, JSONRPCError(
             jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message=f"Parse error: {exc}")
         )
-    data = _cleaned(data)
+    except RecursionError:  # deeper than the JSON parser itself goes: far past the bound
+        return None, _too_deep(None)
+    if too_deep(data):
+        return None, _too_deep(_id_of(data))
+    data = clean_json(data)
     try:
         jsonrpc_message_adapter.validate_python(data, by_name=False)
     except ValidationError as exc:
-        given = data.get("id") if isinstance(data, dict) else None
-        ident = given if isinstance(given, str) or (isinstance(given, int) and not isinstance(given, bool)) else None
+        ident = _id_of(data)
         problem = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in problem["loc"][1:]) or "(message)"
         message = f"Invalid Request: not a JSON-RPC 2.0 message ({where}: {problem['msg']})"
         return None, JSONRPCError(jsonrpc="2.0", id=ident, error=ErrorData(code=INVALID_REQUEST, message=message))
     return json.dumps(data, ensure_ascii=False), None
+
+
+def _too_deep(ident: str | int | None) -> JSONRPCError:
+    message = f"Invalid Request: nested deeper than {MAX_JSON_DEPTH} levels"
+    return JSONRPCError(jsonrpc="2.0", id=ident, error=ErrorData(code=INVALID_REQUEST, message=message))
+
+
+def _id_of(data: Any) -> str | int | None:
+    """The request id a JSON-RPC error answers, when the message has a usable one."""
+    given = data.get("id") if isinstance(data, dict) else None
+    return given if isinstance(given, str) or (isinstance(given, int) and not isinstance(given, bool)) else None
 
 
 class CheckedLines:

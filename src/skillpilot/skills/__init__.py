@@ -10,9 +10,10 @@ nothing else; ``load_skills`` turns those into ``SkippedFile`` entries and carri
 
 from __future__ import annotations
 
-from .catalog import MAX_CATALOG_BYTES, parse_tool_catalog
+from ..limits import MAX_CATALOG_BYTES, MAX_SKILL_BYTES
+from .catalog import parse_tool_catalog
 from .discover import LoadResult, load_skills
-from .skillmd import MAX_SKILL_BYTES, parse_skill_md, read_skill_md
+from .skillmd import parse_skill_md, read_skill_md
 
 __all__ = [
     "MAX_CATALOG_BYTES",

@@ -29,16 +29,19 @@ import errno
 import hashlib
 import json
 import os
+import reprlib
 from pathlib import Path
 from typing import Any
 
 from ..errors import SkillParseError
+from ..limits import MAX_CATALOG_BYTES, MAX_NAME_CHARS
 from ..model import RouteHints, SideEffects, Skill, SkippedFile
+from ..text import one_line_text
 
-# Catalogs bundle many tools, so they may be far larger than one SKILL.md.
-MAX_CATALOG_BYTES = 32 * 1024 * 1024
 _MAX_PARAMS = 40
 _MAX_PARAM_TEXT = 200
+_short = reprlib.Repr()
+_short.maxstring = 60
 _SCHEMA_KEYS = ("inputSchema", "input_schema", "parameters")
 
 _SHAPES = (
@@ -65,8 +68,8 @@ def parse_tool_catalog(path: Path) -> tuple[list[Skill], list[SkippedFile]]:
         if problem is not None:
             skipped.append(SkippedFile(str(path), f"entry {index}{_label(entry)} {problem}; skipped"))
             continue
-        name = entry["name"].strip()
-        first_at[name] = index
+        name = one_line_text(entry["name"].strip())
+        first_at[entry["name"].strip()] = index
         schema = next((entry[k] for k in _SCHEMA_KEYS if isinstance(entry.get(k), dict)), None)
         metadata: dict[str, Any] = {}
         if schema is not None:
@@ -152,6 +155,8 @@ def _problem(entry: Any) -> str | None:
         return f"is a {type(entry).__name__}, not an object with a name and a description"
     if not isinstance(entry.get("name"), str) or not entry["name"].strip():
         return "has no name"
+    if len(entry["name"]) > MAX_NAME_CHARS:
+        return f"has a name of {len(entry['name']):,} characters (at most {MAX_NAME_CHARS} are read)"
     if not isinstance(entry.get("description"), str) or not entry["description"].strip():
         return "has no description"
     return None
@@ -159,7 +164,7 @@ def _problem(entry: Any) -> str | None:
 
 def _label(entry: Any) -> str:
     if isinstance(entry, dict) and isinstance(entry.get("name"), str) and entry["name"].strip():
-        return f" ({entry['name'].strip()!r})"
+        return f" ({_short.repr(entry['name'].strip())})"
     return ""
 
 

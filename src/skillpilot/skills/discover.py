@@ -9,7 +9,8 @@ warnings about fields that were ignored.
 
 Guarantees:
 
-- one unreadable file is one ``SkippedFile`` naming it and the reason; every other skill loads;
+- one unreadable file is one ``SkippedFile`` naming it and the reason; every other skill loads
+  (a file past a bound of :mod:`skillpilot.limits` is one of those);
 - any bytes in: a skill under a folder whose name is not valid UTF-8 is skipped with a reason
   (its path could not be stored or shown as it is); lone surrogates in what a file says become
   U+FFFD; every text that comes out encodes as UTF-8;
@@ -175,6 +176,10 @@ def load_skills(
         except SkillParseError as exc:
             reason = f"line {exc.line}: {exc.reason}" if exc.line is not None else exc.reason
             skipped.append(SkippedFile(str(item.file), reason))
+        except MemoryError:
+            # The field bounds keep every file far below this; should one still get here, it is
+            # one skipped file, not the run (what it allocated is freed with the exception).
+            skipped.append(SkippedFile(str(item.file), "reading it needs more memory than this process may use"))
         if progress:
             progress(done, total)
     skills.sort(key=lambda ranked: (ranked[0], ranked[1].key))
@@ -229,8 +234,10 @@ def _walk(
     pending: deque[Path],
     found: list[_Found],
     skipped: list[SkippedFile],
+    budget: _Budget | None = None,
 ) -> None:
-    """Collect SKILL.md files under ``start`` without following symlinks (queued in ``pending``)."""
+    """Collect SKILL.md files under ``start`` without following symlinks (queued in ``pending``);
+    each folder entry looked at costs one of ``budget``."""
     try:
         info = os.stat(start)
     except OSError:
@@ -246,6 +253,8 @@ def _walk(
         except OSError as exc:
             skipped.append(SkippedFile(str(folder), f"cannot list this folder: {exc.strerror or exc}"))
             continue
+        if budget is not None:
+            budget.spend(len(entries))
         for entry in entries:
             loader = loader_for_file(entry.name)
             if entry.name == SKILL_FILE or loader is not None:
@@ -282,6 +291,7 @@ def _follow(
     pending: deque[Path],
     found: list[_Found],
     skipped: list[SkippedFile],
+    budget: _Budget | None = None,
 ) -> None:
     """Walk the folder a symlink points to, unless it contains the link or was already walked."""
     try:
@@ -297,7 +307,37 @@ def _follow(
     elif (info.st_dev, info.st_ino) in seen:
         log.debug("%s leads to %s, which was already searched", link, target)
     else:
-        _walk(link, root, rank, True, seen, pending, found, skipped)
+        _walk(link, root, rank, True, seen, pending, found, skipped, budget)
+
+
+class TooManyEntries(Exception):
+    """A walk that would look at more folder entries than it was given (:func:`skill_files`)."""
+
+
+class _Budget:
+    def __init__(self, entries: int) -> None:
+        self.left = entries
+
+    def spend(self, entries: int) -> None:
+        self.left -= entries
+        if self.left < 0:
+            raise TooManyEntries
+
+
+def skill_files(root: Path, max_entries: int) -> tuple[str, ...]:
+    """The files :func:`load_skills` would read under the folder ``root`` (SKILL.md and
+    registered formats; symlinks followed as it follows them, each real folder once), found
+    without reading any. Raises :class:`TooManyEntries` rather than look at more than
+    ``max_entries`` folder entries: a bounded walk for callers that take a root from a request."""
+    found: list[_Found] = []
+    skipped: list[SkippedFile] = []
+    pending: deque[Path] = deque()
+    seen: set[tuple[int, int]] = set()
+    budget = _Budget(max_entries)
+    _walk(root, root, 0, False, seen, pending, found, skipped, budget)
+    while pending:
+        _follow(pending.popleft(), root, 0, seen, pending, found, skipped, budget)
+    return tuple(sorted(str(item.file) for item in _deduplicated(found)))
 
 
 def _deduplicated(found: list[_Found]) -> list[_Found]:

@@ -9,6 +9,8 @@ Guarantees:
 - anything that cannot be read as a skill raises :class:`~skillpilot.errors.SkillParseError`
   naming the file (and the line when it is known) and what to do; never any other exception;
 - files over ``MAX_SKILL_BYTES`` (1 MiB) are refused without being read whole;
+- UTF-8 (with or without a byte-order mark) and UTF-16 (with one, or without: every other byte
+  NUL) are read; anything else is refused naming the first byte that is not UTF-8;
 - a field that is present but invalid (``priority: 42``, an unknown ``side_effects``) never
   costs the skill: the default is used and a warning names the file, line and field;
 - frontmatter that strict YAML rejects only because a one-line value holds an unquoted ``: ``
@@ -30,6 +32,7 @@ top-level ``triggers:`` list is read as ``route.triggers`` when ``route`` has no
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import errno
 import hashlib
@@ -47,11 +50,19 @@ from typing import Any
 import yaml
 
 from ..errors import SkillParseError
+from ..limits import (
+    MAX_LIST_CHARS,
+    MAX_LIST_ITEMS,
+    MAX_METADATA_CHARS,
+    MAX_METADATA_DEPTH,
+    MAX_METADATA_NODES,
+    MAX_NAME_CHARS,
+    MAX_SKILL_BYTES,
+)
 from ..model import SIDE_EFFECTS, TRUST_TIERS, Requirements, RouteHints, SideEffects, Skill, TrustTier
+from ..text import one_line_text
 
 log = logging.getLogger(__name__)
-
-MAX_SKILL_BYTES = 1024 * 1024
 
 # libyaml's loader is ~10x faster than the pure-Python one; both refuse arbitrary objects.
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -61,9 +72,9 @@ _ROUTE_FIELDS = ("triggers", "priority", "prefer_when", "side_effects")
 _AGENT_BLOCKS = ("openclaw", "clawdbot", "clawdis", "moltbot")
 # OpenClaw writes Node's process.platform names, which are also Python's sys.platform names.
 _OS_ALIASES = {"macos": "darwin", "mac": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
-# Bounds on the metadata copy: YAML aliases can make a tiny file describe a huge or cyclic tree.
-_MAX_META_NODES = 10_000
-_MAX_META_DEPTH = 32
+
+# What a `private:` may say for a public skill; anything else is private.
+_PUBLIC_FLAGS = ("false", "no", "off", "0")
 
 _short = reprlib.Repr()
 _short.maxstring = 60
@@ -94,7 +105,7 @@ def read_skill_md(path: Path, root: Path) -> tuple[Skill, tuple[str, ...]]:
     body = "\n".join(lines[end + 1 :]).strip()
 
     description = fields.description(data)
-    name = fields.text("name", data.get("name"))
+    name = fields.name(data.get("name"))
     metadata = fields.metadata(data.get("metadata"))
     skill = Skill(
         key=key,
@@ -176,12 +187,33 @@ def _os_reason(path: Path, exc: OSError) -> str:
     return f"cannot be read: {exc.strerror or exc}"
 
 
+def _utf16(raw: bytes) -> str | None:
+    """The codec of UTF-16 text, with a byte-order mark or without (Windows editors write it):
+    NUL bytes at odd offsets only, at least one code unit in four (Latin text in UTF-16 LE:
+    the frontmatter's keys alone pass), or at even offsets only (UTF-16 BE)."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    sample = raw[:4096]
+    if len(sample) < 4 or len(sample) % 2:
+        return None
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    half = len(sample) // 2
+    if odd >= half / 4 and even == 0:
+        return "utf-16-le"
+    if even >= half / 4 and odd == 0:
+        return "utf-16-be"
+    return None
+
+
 def _decode(path: Path, raw: bytes) -> str:
     if not raw.strip():
         raise SkillParseError(path, "the file is empty: a SKILL.md needs a frontmatter with a description")
     try:
-        text = raw.decode("utf-8-sig")
+        codec = _utf16(raw)
+        text = raw.decode(codec or "utf-8-sig")
     except UnicodeDecodeError as exc:
+        if codec is not None:
+            raise SkillParseError(path, f"is damaged {codec.upper()} text: save it as UTF-8") from None
         line = raw.count(b"\n", 0, exc.start) + 1
         raise SkillParseError(
             path,
@@ -227,6 +259,7 @@ class _Fields:
         self.path = path
         self.lines = lines
         self.warnings: list[str] = []
+        self.raw_metadata: dict[Any, Any] = {}
 
     # -- where things are ---------------------------------------------------------------------
 
@@ -336,6 +369,22 @@ class _Fields:
         self.warn(field, f"must be text, not a {_kind(value)}; ignored")
         return ""
 
+    def name(self, value: Any) -> str:
+        """The name as one line: a name is an id the agent types and SkillPilot quotes to the
+        model, so line breaks and control characters in it become spaces (with a warning)."""
+        name = self.text("name", value)
+        if len(name) > MAX_NAME_CHARS:
+            raise SkillParseError(
+                self.path,
+                f"name is {len(name):,} characters; names over {MAX_NAME_CHARS} are not read "
+                "(a name is a short id such as `git-commit`: put the rest in the description)",
+                line=self.line_of("name"),
+            )
+        one_line = one_line_text(name)
+        if one_line != name:
+            self.warn("name", f"holds line breaks or control characters; read as {one_line!r}")
+        return one_line
+
     def description(self, data: dict[str, Any]) -> str:
         value = data.get("description")
         if isinstance(value, (list, dict)):
@@ -382,13 +431,28 @@ class _Fields:
         else:
             self.warn(field, f"must be a list of text, not a {_kind(value)}; ignored")
             return ()
+        if len(items) > MAX_LIST_ITEMS:
+            raise self._too_long(field, f"has {len(items):,} items; lists over {MAX_LIST_ITEMS} items are not read")
         out: list[str] = []
+        chars = 0
         for item in items:
-            if isinstance(item, (str, int, float)) and not isinstance(item, bool) and str(item).strip():
-                out.append(str(item).strip())
+            if isinstance(item, (str, int, float)) and not isinstance(item, bool):
+                # Counted before anything is copied: aliases make one long value appear many times.
+                chars += len(item) if isinstance(item, str) else 0
+                if chars > MAX_LIST_CHARS:
+                    raise self._too_long(field, f"holds over {MAX_LIST_CHARS:,} characters; longer lists are not read")
+                if text := str(item).strip():
+                    out.append(text)
             elif item is not None:
                 self.warn(field, f"has an item that is not text ({_short.repr(item)}); it was dropped")
         return tuple(out)
+
+    def _too_long(self, field: str, problem: str) -> SkillParseError:
+        return SkillParseError(
+            self.path,
+            f"{field} {problem} (YAML aliases repeating one value?): shorten it",
+            line=self.line_of(field),
+        )
 
     def route(self, value: Any, top_triggers: Any) -> RouteHints:
         route: dict[Any, Any] = {}
@@ -449,18 +513,36 @@ class _Fields:
         return "local"
 
     def private(self, data: dict[str, Any]) -> bool:
-        value = data.get("private")
+        """Whether any of ``private``, ``visibility`` and their ``metadata`` forms makes the skill
+        private. Fails closed: a ``private`` other than false/no/off/0, or a ``visibility`` other
+        than public, is private (with a warning unless it is plainly true or private)."""
+        # The mapping as written, not the bounded copy: a metadata block too big to keep still
+        # makes its skill private.
+        raw_metadata = self.raw_metadata
+        found = [
+            self._private_flag(field, block[key])
+            for field, block, key in (
+                ("private", data, "private"),
+                ("visibility", data, "visibility"),
+                ("metadata.private", raw_metadata, "private"),
+                ("metadata.visibility", raw_metadata, "visibility"),
+            )
+            if key in block
+        ]
+        return any(found)
+
+    def _private_flag(self, field: str, value: Any) -> bool:
+        if field.endswith("visibility"):
+            wanted = value.strip().lower() if isinstance(value, str) else None
+            if wanted not in ("public", "private"):
+                self.warn(field, f"is {_short.repr(value)}, expected public or private; the skill is private")
+            return wanted != "public"
         if isinstance(value, bool):
             return value
-        if value is not None:
-            self.warn("private", f"is {_short.repr(value)}, expected true or false; using false")
-        visibility = data.get("visibility")
-        if visibility is None:
+        if isinstance(value, (str, int)) and str(value).strip().lower() in _PUBLIC_FLAGS:
             return False
-        if isinstance(visibility, str) and visibility.strip().lower() in ("private", "public"):
-            return visibility.strip().lower() == "private"
-        self.warn("visibility", f"is {_short.repr(visibility)}, expected private or public; using public")
-        return False
+        self.warn(field, f"is {_short.repr(value)}, expected true or false; the skill is private")
+        return True
 
     def requirements(self, value: Any, metadata: dict[str, Any]) -> Requirements:
         env: list[str] = []
@@ -503,8 +585,9 @@ class _Fields:
         if not isinstance(value, dict):
             self.warn("metadata", f"must be a mapping, not a {_kind(value)}; ignored")
             return {}
+        self.raw_metadata = value
         try:
-            safe = _json_safe(value, [_MAX_META_NODES], 0)
+            safe = _json_safe(value, [MAX_METADATA_NODES, MAX_METADATA_CHARS], 0)
         except _TooBig:
             self.warn("metadata", "is too large or too deeply nested (YAML aliases?); ignored")
             return {}
@@ -517,11 +600,15 @@ class _TooBig(Exception):
 
 
 def _json_safe(value: Any, budget: list[int], depth: int) -> Any:
-    """A copy of ``value`` that ``json.dumps`` accepts; raises ``_TooBig`` past the bounds."""
+    """A copy of ``value`` that ``json.dumps`` accepts; raises ``_TooBig`` past the bounds
+    (``budget``: values and characters left)."""
     budget[0] -= 1
-    if budget[0] < 0 or depth > _MAX_META_DEPTH:
+    if isinstance(value, str):
+        budget[1] -= len(value)
+    if budget[0] < 0 or budget[1] < 0 or depth > MAX_METADATA_DEPTH:
         raise _TooBig
     if isinstance(value, dict):
+        budget[1] -= sum(len(k) for k in value if isinstance(k, str))
         return {str(k): _json_safe(v, budget, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):
         return [_json_safe(v, budget, depth + 1) for v in value]
