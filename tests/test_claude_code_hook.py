@@ -279,7 +279,9 @@ def test_a_service_that_errors_fails_open(tmp_path: Path, claude_home: Path) -> 
     assert "skipped (OSError: the service answered 'HTTP/1.1 422 Unprocessable Entity')" in proc.stderr
 
 
-def test_session_start_starts_the_service_detached_and_prompts_never_wait(tmp_path: Path, claude_home: Path) -> None:
+def test_session_start_starts_the_service_detached_and_the_first_prompt_is_routed(
+    tmp_path: Path, claude_home: Path
+) -> None:
     home = tmp_path / "home"
     indexed(home).close()
     # Keyword matching only: the started service needs no models, so the test is quick.
@@ -291,8 +293,10 @@ def test_session_start_starts_the_service_detached_and_prompts_never_wait(tmp_pa
     prompt = run_hook(home, prompt_payload("commit my changes", tmp_path))
     try:
         assert (started.returncode, started.stdout, started.stderr) == (0, "", "")
-        # The prompt found the service starting (it holds serve.lock): no second start, no wait.
-        assert (prompt.returncode, prompt.stdout, prompt.stderr) == (0, "", "")
+        # The prompt found the service starting (it holds serve.lock): no second start; it waited
+        # for the service (at most STARTUP_WAIT) and was routed.
+        assert (prompt.returncode, prompt.stderr) == (0, "")
+        assert "git-commit" in context_of(prompt.stdout)
         pid = lifecycle.lock_holder(home)
         assert pid
         current, again = lifecycle.start(home)
@@ -303,17 +307,33 @@ def test_session_start_starts_the_service_detached_and_prompts_never_wait(tmp_pa
     assert not (home / "serve.json").exists()
 
 
-def test_a_prompt_without_a_service_starts_one_and_goes_on_unrouted(tmp_path: Path) -> None:
+def test_a_prompt_without_a_service_starts_one_and_is_routed_by_it(tmp_path: Path, claude_home: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
+    indexed(home).close()
     (home / "config.yaml").write_text("router:\n  enableSemantic: false\n", encoding="utf-8")
     try:
         proc = run_hook(home, prompt_payload("commit my changes", tmp_path))
-        assert (proc.returncode, proc.stdout) == (0, "")
-        assert proc.stderr == "skillpilot hook: starting the service; this prompt goes on unrouted\n"
+        assert (proc.returncode, proc.stderr) == (0, "")
+        assert "git-commit" in context_of(proc.stdout)
         assert lifecycle.lock_holder(home)
     finally:
         lifecycle.stop(home)
+
+
+def test_a_broken_config_is_named_on_the_prompts_stderr_in_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    config = home / "config.yaml"
+    config.write_text("router:\n  hardThreshold: 0.9\n  softThreshold: [oops\n", encoding="utf-8")
+    for _ in range(2):  # every prompt says it, not only the first
+        proc = run_hook(home, prompt_payload("commit my changes", tmp_path))
+        assert (proc.returncode, proc.stdout) == (0, "")
+        assert proc.stderr == (
+            f"skillpilot hook: the service could not start: error: config '(file)' (in {config}): not valid "
+            "YAML: line 4, column 1: expected ',' or ']', but got '<stream end>' (while parsing a flow sequence "
+            f"that starts at line 3, column 18); this prompt goes on unrouted (see {home / 'serve.log'})\n"
+        )
+        assert lifecycle.lock_holder(home) is None
 
 
 def test_hook_client_main_is_the_cli_hook(tmp_path: Path) -> None:
