@@ -60,9 +60,9 @@ def action_for(
     copies: Sequence[Sequence[str]] = (),
 ) -> AdapterAction:
     """The action for ``result``. A soft context is a shortlist: the router's pick, then the
-    runners-up whose own confidence (each as if it were the pick) reaches ``shortlist_score``
-    (``decide.SHORTLIST_SCORE``: chosen so the shortlist holds the right skill as often as the
-    top three do), the most confident first; every number is the confidence as the result gives
+    first two runners-up whose own confidence (each as if it were the pick) reaches
+    ``shortlist_score`` (``decide.SHORTLIST_SCORE``: chosen so the shortlist holds the right skill
+    as often as the top three do), shown the most confident first; every number is the confidence as the result gives
     it. ``via`` names the tool that invokes a skill; with none (LangChain, OpenClaw: no Skill
     tool), and for a skill under one of ``library_roots`` (one the agent does not know), the
     context tells the model to read the skill's SKILL.md instead of invoking it.
@@ -99,9 +99,12 @@ def action_for(
         if why:
             lines.append(f"Why: {why}")
         return AdapterAction("route", skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,))
-    qualifying = sorted((a for a in result.alternatives if a.score >= shortlist_score), key=lambda a: -a.score)
+    # Which runners-up: the first to qualify in the router's order (the set the shortlist score
+    # was calibrated on), the pick's copies before them in library mode; shown most confident first.
+    qualifying = [a for a in result.alternatives if a.score >= shortlist_score]
     first = [a for a in result.alternatives if a.id in copied] if in_library_mode else []
-    runners_up = list(dict.fromkeys([*first, *qualifying]))[: MAX_SOFT_CANDIDATES - 1]
+    chosen = list(dict.fromkeys([*first, *qualifying]))[: MAX_SOFT_CANDIDATES - 1]
+    runners_up = sorted(chosen, key=lambda a: -a.score)
     lines.insert(0, f"SkillPilot: the skill {name} may fit this prompt (confidence {confidence}).")
     reads = [read or in_library(runner.path, library_roots) for runner in runners_up]
     for runner, by_path in zip(runners_up, reads, strict=True):
