@@ -3,7 +3,7 @@
     python benchmarks/claude_code_listing.py [--sizes 294 1000] [--json benchmarks/results/claude_code_listing.json]
 
 For each library size, two runs of ``claude -p PROMPT`` (npm ``@anthropic-ai/claude-code``, offline
-against the scripted Messages API of ``tests.harness.claude_code``) in a throwaway HOME:
+against the scripted Messages API of ``skillpilot.bench.hostcli.claude_code``) in a throwaway HOME:
 
 - ``skills dir``: every skill in ``~/.claude/skills`` (Claude Code lists them itself, no SkillPilot);
 - ``library``: the same skills in a folder Claude Code does not read, indexed by SkillPilot with
@@ -35,12 +35,7 @@ from typing import Any
 import yaml
 
 from skillpilot import SkillPilot
-from skillpilot.serve import read_serve_file
-from skillpilot.serve.client import route_via_service
-
-# The scripted-API harness lives with the tests (it is not shipped): import it from the checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.harness.claude_code import (  # noqa: E402
+from skillpilot.bench.hostcli.claude_code import (
     claude_env,
     find_claude_binary,
     hook_context,
@@ -50,6 +45,8 @@ from tests.harness.claude_code import (  # noqa: E402
     skill_listing,
     text_reply,
 )
+from skillpilot.serve import read_serve_file
+from skillpilot.serve.client import route_via_service
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent.parent / "shared" / "bench"

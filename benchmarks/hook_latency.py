@@ -1,18 +1,20 @@
-"""What a Claude Code prompt waits for SkillPilot: the hook process as settings.json runs it.
+"""What a host's prompt waits for SkillPilot: the hook process as the host runs it, per host.
 
-Indexes ``../shared/bench/skills`` (294 skills) as a Claude Code user's ``~/.claude/skills`` in a
-fresh home (or reuses ``--home``), starts the resident service (``skillpilot service start``),
-then runs, alternately and through ``/bin/sh -c`` as Claude Code does:
+For each host (Claude Code, Gemini CLI, Codex CLI), indexes ``../shared/bench/skills`` (294
+skills) as that host's user skill folder (``$CLAUDE_CONFIG_DIR/skills``,
+``$GEMINI_CLI_HOME/.gemini/skills``, ``$CODEX_HOME/skills``) in a fresh home, starts the resident
+service (``skillpilot service start``), then runs, alternately and through ``/bin/sh -c`` as the
+hosts do:
 
-    hook         the command ``skillpilot setup claude-code`` writes, on a UserPromptSubmit JSON
+    hook         the command ``skillpilot setup HOST`` writes, on the host's prompt-event JSON
                  (development queries in turn: hard routes, shortlists and pass-throughs)
     python       ``python -c pass`` with the same interpreter, for reference
 
 and prints both medians: wall time and CPU time (user + system of the finished processes).
-Targets (issue 22.2): hook wall <= 120 ms and CPU <= 80 ms at 294 skills, service warm, on a
-quiet machine.
+Targets (issues 22.2 and 31.4): hook wall <= 120 ms and CPU <= 80 ms at 294 skills, service warm,
+on a quiet machine, for every host.
 
-    python benchmarks/hook_latency.py [--runs 41] [--home DIR] [--output results/hook_latency.json]
+    python benchmarks/hook_latency.py [--runs 41] [--host gemini ...] [--output results/hook_latency.json]
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from skillpilot import SkillPilot
-from skillpilot.adapters.claude_code_setup import hook_command
+from skillpilot.adapters.hosts.files import hook_command
 from skillpilot.serve import service
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
@@ -49,56 +51,52 @@ def timed(command: str, stdin: bytes) -> tuple[float, float]:
     return wall, cpu
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=41)
-    parser.add_argument("--home", type=Path, help="a SkillPilot home to reuse (its index is refreshed)")
-    parser.add_argument("--data", type=Path, default=BENCH)
-    parser.add_argument("--output", type=Path)
-    args = parser.parse_args()
+# Host -> (the environment variable naming its folder, the user skill folder inside it, the
+# prompt event's JSON as the host sends it, minus the prompt).
+HOSTS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "claude-code": ("CLAUDE_CONFIG_DIR", "skills", {"hook_event_name": "UserPromptSubmit"}),
+    "gemini": (
+        "GEMINI_CLI_HOME",
+        ".gemini/skills",
+        {"hook_event_name": "BeforeAgent", "timestamp": "2026-12-02T00:00:00Z"},
+    ),
+    "codex": ("CODEX_HOME", "skills", {"hook_event_name": "UserPromptSubmit", "turn_id": "t", "model": "gpt-5.1"}),
+}
 
-    scratch = Path(tempfile.mkdtemp(prefix="skillpilot-hook-bench-"))
-    claude = scratch / "claude"
-    claude.mkdir()
-    (claude / "skills").symlink_to(args.data / "skills", target_is_directory=True)
-    os.environ["CLAUDE_CONFIG_DIR"] = str(claude)
-    home = (args.home or scratch / "home").absolute()
+
+def measure(host: str, scratch: Path, data: Path, queries: list[str], runs: int) -> dict[str, Any]:
+    """One host: its own home and index of the bench skills, a fresh service, ``runs`` hooks."""
+    variable, folder, event = HOSTS[host]
+    host_home = scratch / host
+    skills = host_home / folder
+    skills.parent.mkdir(parents=True)
+    skills.symlink_to(data / "skills", target_is_directory=True)
+    os.environ[variable] = str(host_home)
+    home = scratch / f"home-{host}"
     pilot = SkillPilot(home=home, preconditions=False)
-    report = pilot.index([claude / "skills"], replace=True)
+    report = pilot.index([skills], replace=True)
     pilot.close()
-    queries = [
-        json.loads(line)["query"]
-        for line in (args.data / "queries" / "real-dev.jsonl").read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
-    command = hook_command(home)
+    command = hook_command(host, home)
     python = f"{sys.executable} -c pass"
+    payloads = [
+        json.dumps({"session_id": "bench", "cwd": str(scratch), **event, "prompt": query}).encode() for query in queries
+    ]
     try:
         state, _ = service.start(home)
-        payloads = [
-            json.dumps(
-                {
-                    "session_id": "bench",
-                    "cwd": str(scratch),
-                    "hook_event_name": "UserPromptSubmit",
-                    "prompt": query,
-                }
-            ).encode()
-            for query in queries
-        ]
         for payload in payloads[:5]:  # warm: the service's first routes load what is still cold
             timed(command, payload)
         hook: list[tuple[float, float]] = []
         reference: list[tuple[float, float]] = []
-        for n in range(args.runs):
+        for n in range(runs):
             hook.append(timed(command, payloads[n % len(payloads)]))
             reference.append(timed(python, b""))
         final = service.status(home)
     finally:
         service.stop(home)
-    result: dict[str, Any] = {
+    return {
+        "host": host,
         "skills": report.total,
-        "runs": args.runs,
+        "runs": runs,
         "command": command,
         "hook_wall_ms": round(statistics.median(w for w, _ in hook), 1),
         "hook_cpu_ms": round(statistics.median(c for _, c in hook), 1),
@@ -108,15 +106,33 @@ def main() -> None:
         "load_average": os.getloadavg()[0],
         "service_pid": state.pid,
     }
-    print(
-        f"{report.total} skills, {args.runs} runs each, load average {result['load_average']:.1f}\n"
-        f"hook (as configured): median wall {result['hook_wall_ms']} ms, CPU {result['hook_cpu_ms']} ms\n"
-        f"python -c pass:       median wall {result['python_wall_ms']} ms, CPU {result['python_cpu_ms']} ms\n"
-        f"the service's own route p50: {result['service_route_p50_ms']} ms"
-    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=41)
+    parser.add_argument("--host", action="append", choices=sorted(HOSTS), help="default: every host")
+    parser.add_argument("--data", type=Path, default=BENCH)
+    parser.add_argument("--output", type=Path)
+    args = parser.parse_args()
+
+    scratch = Path(tempfile.mkdtemp(prefix="skillpilot-hook-bench-"))
+    queries = [
+        json.loads(line)["query"]
+        for line in (args.data / "queries" / "real-dev.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    rows = [measure(host, scratch, args.data, queries, args.runs) for host in args.host or HOSTS]
+    for row in rows:
+        print(
+            f"{row['host']}: {row['skills']} skills, {row['runs']} runs each, load average {row['load_average']:.1f}\n"
+            f"  hook (as configured): median wall {row['hook_wall_ms']} ms, CPU {row['hook_cpu_ms']} ms\n"
+            f"  python -c pass:       median wall {row['python_wall_ms']} ms, CPU {row['python_cpu_ms']} ms\n"
+            f"  the service's own route p50: {row['service_route_p50_ms']} ms"
+        )
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        args.output.write_text(json.dumps({"hosts": rows}, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Finding the real Claude Code CLI for the tests that drive it (``tests.harness.claude_code``)."""
+"""Finding the real Claude Code CLI for the tests that drive it (``skillpilot.bench.hostcli.claude_code``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness.claude_code import CLAUDE_CODE_PREFIX, find_claude_binary
+from skillpilot.bench.hostcli.claude_code import CLAUDE_CODE_PREFIX, find_claude_binary
 
 
 def claude_binary() -> Path:

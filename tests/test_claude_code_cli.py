@@ -2,7 +2,7 @@
 
 ``claude -p`` runs in a throwaway HOME whose ``~/.claude/skills`` holds real SKILL.md folders and
 whose settings.json carries SkillPilot's hooks; the model is a scripted Messages API on
-127.0.0.1 that records every request (``tests.harness.claude_code``). The assertions read what
+127.0.0.1 that records every request (``skillpilot.bench.hostcli.claude_code``). The assertions read what
 Claude Code actually sent the model: its own skill listing and the hook's context beside it.
 
 Marked ``real_cli`` (CI-only, tens of seconds): skipped without the CLI, required with CI=true.
@@ -23,11 +23,8 @@ import pytest
 pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
-from skillpilot.feedback import FeedbackStore  # noqa: E402
-
-from .claude_code_util import claude_binary  # noqa: E402
-from .harness.claude_code import (  # noqa: E402
-    Recorded,
+from skillpilot.bench.hostcli import Recorded  # noqa: E402
+from skillpilot.bench.hostcli.claude_code import (  # noqa: E402
     claude_env,
     hook_context,
     run_claude,
@@ -36,6 +33,9 @@ from .harness.claude_code import (  # noqa: E402
     text_reply,
     tool_use,
 )
+from skillpilot.feedback import FeedbackStore  # noqa: E402
+
+from .claude_code_util import claude_binary  # noqa: E402
 from .surfaces_util import SKILLS, advertised_service  # noqa: E402
 
 pytestmark = pytest.mark.real_cli
@@ -51,7 +51,7 @@ def setup_hooks(home: Path, skillpilot_home: Path) -> None:
     command = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json"]
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert json.loads(proc.stdout)["settings"] == str(home / ".claude" / "settings.json")
+    assert json.loads(proc.stdout)["path"] == str(home / ".claude" / "settings.json")
 
 
 @pytest.fixture(scope="module")

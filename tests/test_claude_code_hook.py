@@ -13,13 +13,15 @@ from typing import Any
 
 import pytest
 
-from skillpilot.adapters import claude_code_setup, hook_client
-from skillpilot.adapters.claude_code import RoutedPrompt, implicit_signal, offered_roots
+import skillpilot
 from skillpilot.adapters.hooks import RECHECK_SECONDS
+from skillpilot.adapters.hosts.claude_code import offered_roots
+from skillpilot.adapters.hosts.files import hook_command
+from skillpilot.adapters.hosts.hooks import RoutedPrompt, implicit_signal
 from skillpilot.serve import service as lifecycle
 
 from .conftest import EXAMPLES, write_skill
-from .surfaces_util import advertised_service, indexed, prompt_payload
+from .surfaces_util import advertised_service, cli, indexed, prompt_payload
 
 SESSION = "3f6c2a9e-5a51-4c1e-9d0b-6e2f1c7a8b90"
 # Below the release-notes prompt's confidence on the example skills (0.35 with the shipped
@@ -30,7 +32,7 @@ SOFT_FOR_RELEASE_NOTES = 0.3
 def run_hook(home: Path, payload: str) -> subprocess.CompletedProcess[str]:
     """The hook exactly as `skillpilot setup claude-code` writes it into settings.json."""
     return subprocess.run(
-        claude_code_setup.hook_command(home), shell=True, input=payload, capture_output=True, text=True, timeout=30
+        hook_command("claude-code", home), shell=True, input=payload, capture_output=True, text=True, timeout=30
     )
 
 
@@ -66,7 +68,7 @@ def tool_payload(skill: str, cwd: Path, session: str = SESSION) -> str:
 
 
 def test_the_hook_process_imports_only_the_standard_library(tmp_path: Path) -> None:
-    command = claude_code_setup.hook_command(tmp_path / "home").replace(" -S ", " -S -X importtime ", 1)
+    command = hook_command("claude-code", tmp_path / "home").replace(" -S ", " -S -X importtime ", 1)
     proc = subprocess.run(command, shell=True, input="{not json", capture_output=True, text=True, timeout=30)
     assert (proc.returncode, proc.stdout) == (0, "")
     # `-X importtime` lists every module the process imports, one "import time: ... | name" line each.
@@ -90,6 +92,38 @@ def test_hard_route_names_the_skill_claude_code_offers(tmp_path: Path, claude_ho
             "Before anything else, invoke the skill `git-commit` with your Skill tool, then follow its instructions.",
         ]
         assert run_hook(pilot.settings.home, prompt_payload("Tell me a joke about penguins", tmp_path)).stdout == ""
+
+
+def test_an_install_from_before_the_host_registry_keeps_working_without_a_rerun(
+    tmp_path: Path, claude_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """settings.json exactly as `setup claude-code` wrote it before hosts were modules (its own
+    hook command, events and timeout, written out here rather than by today's code)."""
+    pilot = indexed(tmp_path / "home")
+    home = pilot.settings.home
+    client = Path(skillpilot.__file__).resolve().parent / "adapters" / "hook_client.py"
+    command = f"{Path(sys.executable).absolute()} -S -P {client} claude-code --home {home}"
+    entry = {"type": "command", "command": command, "timeout": 10}
+    events = {"SessionStart": None, "UserPromptSubmit": None, "PostToolUse": "Skill", "Stop": None}
+    hooks = {e: [{**({"matcher": m} if m else {}), "hooks": [entry]}] for e, m in events.items()}
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    settings = claude / "settings.json"
+    settings.write_text(json.dumps({"model": "opus", "hooks": hooks}, indent=2) + "\n", encoding="utf-8")
+    before = settings.read_bytes()
+    with service(pilot):
+        proc = subprocess.run(
+            command, shell=True, input=prompt_payload("commit my changes", tmp_path), capture_output=True, text=True
+        )
+        assert context_of(proc.stdout).startswith("SkillPilot routed this prompt to the skill `git-commit`")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    doctor = json.loads(cli("doctor", "claude-code", "--json", home=home).stdout)
+    assert doctor["hosts"]["claude-code"]["checks"][0]["missing"] == []
+    # Setting up again finds nothing to change; uninstall still finds the old entries.
+    assert json.loads(cli("setup", "claude-code", "--json", home=home).stdout)["changed"] is False
+    assert settings.read_bytes() == before
+    cli("setup", "claude-code", "--uninstall", home=home)
+    assert json.loads(settings.read_text(encoding="utf-8")) == {"model": "opus"}
 
 
 def test_skills_claude_code_does_not_offer_are_never_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -346,7 +380,6 @@ def test_hook_client_main_is_the_cli_hook(tmp_path: Path) -> None:
     )
     assert (proc.returncode, proc.stdout) == (0, "")
     assert proc.stderr.startswith("skillpilot hook: skipped (JSONDecodeError")
-    assert hook_client.HOSTS == ("claude-code",)
 
 
 def test_the_implicit_correction_is_stored_and_one_never_makes_a_hard_route(tmp_path: Path, claude_home: Path) -> None:

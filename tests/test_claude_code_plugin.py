@@ -23,11 +23,11 @@ import pytest
 pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
-from skillpilot.adapters import claude_code_setup  # noqa: E402
+from skillpilot.adapters.hosts.claude_code import HOOKS  # noqa: E402
+from skillpilot.bench.hostcli.claude_code import claude_env, hook_context, run_claude, scripted_api, text_reply  # noqa: E402
 
 from .claude_code_util import claude_binary  # noqa: E402
 from .conftest import REPO  # noqa: E402
-from .harness.claude_code import claude_env, hook_context, run_claude, scripted_api, text_reply  # noqa: E402
 from .surfaces_util import SKILLS, advertised_service  # noqa: E402
 
 pytestmark = pytest.mark.real_cli
@@ -58,7 +58,7 @@ def test_claude_code_validates_the_plugin_and_the_marketplace(tmp_path: Path) ->
     assert report["success"] and report["manifest"]["type"] == "plugin", report["manifest"]
     hooks = {(h["event"], h.get("matcher")): h["command"] for h in report["provides"]["hooks"]}
     # The same events `skillpilot setup claude-code` installs.
-    assert hooks == {(event, matcher): HOOK for event, matcher in claude_code_setup.EVENTS}
+    assert hooks == {(event, matcher): HOOK for event, matcher in ((h.event, h.matcher) for h in HOOKS)}
     assert [(s["name"], s["target"], s["args"]) for s in report["provides"]["mcpServers"]] == [
         ("skillpilot", "skillpilot", ["mcp"])
     ]

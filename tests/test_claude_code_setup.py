@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skillpilot.adapters import claude_code_setup
+from skillpilot.adapters.hosts import files
+from skillpilot.adapters.hosts.claude_code import HOST
 
 from .conftest import EXAMPLES
 from .surfaces_util import cli, indexed
@@ -34,7 +35,7 @@ def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def ours(home: Path) -> dict[str, list[object]]:
-    command = claude_code_setup.hook_command(home)
+    command = files.hook_command("claude-code", home)
     entry = {"type": "command", "command": command, "timeout": 10}
     return {
         "SessionStart": [{"hooks": [entry]}],
@@ -53,7 +54,7 @@ def test_setup_merges_keeps_the_rest_is_idempotent_and_uninstalls_only_its_own(c
     proc = cli("setup", "claude-code", "--json", home=home, CLAUDE_CONFIG_DIR=str(claude))
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert (report["settings"], report["changed"], report["backup"]) == (str(settings), True, f"{settings}.bak")
+    assert (report["path"], report["changed"], report["backup"]) == (str(settings), True, f"{settings}.bak")
     assert Path(report["backup"]).read_text(encoding="utf-8") == original
     merged = json.loads(settings.read_text(encoding="utf-8"))
     mine = ours(home)
@@ -81,9 +82,9 @@ def test_setup_merges_keeps_the_rest_is_idempotent_and_uninstalls_only_its_own(c
 
 def test_setup_into_a_project_creates_its_settings(tmp_path: Path, claude: Path) -> None:
     project = tmp_path / "project"
-    report = claude_code_setup.install(claude_code_setup.settings_path(project), tmp_path / "home")
+    report = HOST.setup.install(tmp_path / "home", project)
     path = project / ".claude" / "settings.json"
-    assert (report.settings, report.changed, report.backup) == (str(path), True, None)
+    assert (report["path"], report["changed"], report["backup"]) == (str(path), True, None)
     assert set(json.loads(path.read_text(encoding="utf-8"))["hooks"]) == {
         "SessionStart",
         "UserPromptSubmit",
@@ -91,16 +92,17 @@ def test_setup_into_a_project_creates_its_settings(tmp_path: Path, claude: Path)
         "Stop",
     }
     assert not (claude / "settings.json").exists()
-    assert claude_code_setup.uninstall(path).changed and json.loads(path.read_text(encoding="utf-8")) == {}
+    # The file only held SkillPilot's hooks: uninstall removes it, leaving the project as it was.
+    assert HOST.setup.uninstall(project)["changed"] and not path.exists()
 
 
 def test_setup_replaces_the_old_slow_hook(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     old = {"type": "command", "command": "/usr/local/bin/skillpilot hook claude-code"}
     path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [old]}]}}), encoding="utf-8")
-    claude_code_setup.install(path, tmp_path / "home")
-    commands = claude_code_setup.installed_commands(path)
-    assert commands["UserPromptSubmit"] == [claude_code_setup.hook_command(tmp_path / "home")]
+    command = files.hook_command("claude-code", tmp_path / "home")
+    files.install(path, HOST.setup.groups(command), command)
+    assert files.installed_commands(path)["UserPromptSubmit"] == [command]
 
 
 def test_setup_refuses_a_settings_file_that_is_not_json(tmp_path: Path, claude: Path) -> None:
@@ -116,21 +118,26 @@ def test_doctor_reports_what_claude_code_gets(tmp_path: Path) -> None:
     indexed(home).close()
     # Claude Code's folder is examples/: its skills/ are the indexed example skills.
     settings = tmp_path / "project" / ".claude" / "settings.json"
-    claude_code_setup.install(settings, home)
+    HOST.setup.install(home, tmp_path / "project")
     proc = cli("doctor", "--json", "--project", str(tmp_path / "project"), home=home, CLAUDE_CONFIG_DIR=str(EXAMPLES))
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["index"] == {"path": str(home / "index.sqlite"), "present": True, "skills": 16}
     assert report["service"]["running"] is False
-    assert report["hooks"]["project"] == {
-        "settings": str(settings),
+    assert list(report["hosts"]) == ["claude-code"]  # the only host set up
+    user, project = report["hosts"]["claude-code"]["checks"]
+    assert project == {
+        "ok": True,
+        "text": f"project hooks in {settings}: SessionStart, UserPromptSubmit, PostToolUse(Skill), Stop",
+        "scope": "project",
+        "path": str(settings),
         "events": ["PostToolUse", "SessionStart", "Stop", "UserPromptSubmit"],
         "missing": [],
-        "problems": [],
     }
-    assert report["hooks"]["user"]["missing"] == ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"]
-    assert report["offered"]["roots"] == [str(EXAMPLES / "skills")]
-    assert "git-commit" in report["offered"]["skills"] and len(report["offered"]["skills"]) == 16
+    assert (user["ok"], user["missing"]) == (False, ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"])
+    offered = report["hosts"]["claude-code"]["offered"]
+    assert offered["roots"] == [str(EXAMPLES / "skills")]
+    assert "git-commit" in offered["skills"] and len(offered["skills"]) == 16
     assert report["ok"] is False  # no service runs
     human = cli("doctor", "--project", str(tmp_path / "project"), home=home, CLAUDE_CONFIG_DIR=str(EXAMPLES))
     assert "FIX  no service runs: `skillpilot service start`" in human.stdout
@@ -139,9 +146,9 @@ def test_doctor_reports_what_claude_code_gets(tmp_path: Path) -> None:
 
 def test_doctor_names_a_hook_whose_interpreter_is_gone(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
-    gone = claude_code_setup.hook_command(tmp_path / "home", python=str(tmp_path / "venv" / "bin" / "python"))
+    gone = files.hook_command("claude-code", tmp_path / "home", python=str(tmp_path / "venv" / "bin" / "python"))
     path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"command": gone}]}]}}), encoding="utf-8")
-    (command,) = claude_code_setup.installed_commands(path)["UserPromptSubmit"]
-    assert claude_code_setup.command_problem(command) == (
+    (command,) = files.installed_commands(path)["UserPromptSubmit"]
+    assert files.command_problem(command, "skillpilot setup claude-code") == (
         f"the interpreter {tmp_path / 'venv' / 'bin' / 'python'} does not exist or is not executable"
     )

@@ -24,9 +24,10 @@ import pytest
 pytest.importorskip("fastapi")
 
 from skillpilot import SkillPilot  # noqa: E402
-from skillpilot.adapters import claude_code_setup  # noqa: E402
 from skillpilot.adapters.hook_client import HOOK_KEY_HEADER, SERVICE_TIMEOUT  # noqa: E402
 from skillpilot.adapters.hooks import RECHECK_SECONDS  # noqa: E402
+from skillpilot.adapters.hosts import available_hosts, get_host  # noqa: E402
+from skillpilot.adapters.hosts.files import hook_command  # noqa: E402
 from skillpilot.limits import HOOK_FIELD_CHARS, MAX_MESSAGE_CHARS  # noqa: E402
 from skillpilot.serve import ServeInfo, hold_service_lock, write_serve_file  # noqa: E402
 from skillpilot.serve import service as lifecycle  # noqa: E402
@@ -36,13 +37,15 @@ from .surfaces_util import advertised_service, hook_headers, prompt_payload  # n
 from .test_hardening_serve import send  # noqa: E402
 
 SESSION = "3f6c2a9e-5a51-4c1e-9d0b-6e2f1c7a8b90"
+# Every host the service answers hook JSON for (OpenClaw's plugin sends none).
+SERVED_HOSTS = [name for name in available_hosts() if get_host(name).hooks]
 TOKEN = "s3cret-Token_42"
 POLL_SECONDS = 60.0
 
 
 def run_hook(home: Path, payload: str) -> subprocess.CompletedProcess[str]:
     """The hook exactly as `skillpilot setup claude-code` writes it into settings.json."""
-    command = claude_code_setup.hook_command(home)
+    command = hook_command("claude-code", home)
     return subprocess.run(command, shell=True, input=payload, capture_output=True, text=True, timeout=60)
 
 
@@ -70,9 +73,9 @@ def project(tmp_path: Path) -> Path:
     return project
 
 
-def _hook(url: str, home: Path, event: dict[str, Any], **headers: str) -> tuple[int, Any]:
+def _hook(url: str, home: Path, event: dict[str, Any], host: str = "claude-code", **headers: str) -> tuple[int, Any]:
     body = json.dumps(event).encode()
-    return send(url, "POST", "/hook/claude-code", body, {**hook_headers(home), **headers})
+    return send(url, "POST", f"/hook/{host}", body, {**hook_headers(home), **headers})
 
 
 def _prompt(project: Path, prompt: str) -> dict[str, Any]:
@@ -176,13 +179,14 @@ def test_indexing_a_project_never_holds_up_routes(
 # -- who may send events, and what an event may hold ----------------------------------------------------
 
 
-def test_hook_events_need_the_home_s_hook_key(tmp_path: Path, claude_home: Path, project: Path) -> None:
+@pytest.mark.parametrize("host", SERVED_HOSTS)
+def test_hook_events_need_the_home_s_hook_key(tmp_path: Path, claude_home: Path, project: Path, host: str) -> None:
     pilot = _pilot(tmp_path / "home")
     session = {"session_id": SESSION, "cwd": str(project), "hook_event_name": "SessionStart"}
     with advertised_service(pilot) as url:
         body = json.dumps(session).encode()
         for headers in ({}, {HOOK_KEY_HEADER: "0" * 64}, {HOOK_KEY_HEADER: b"\xff\xfe"}):
-            status, answer = send(url, "POST", "/hook/claude-code", body, headers)  # type: ignore[arg-type]
+            status, answer = send(url, "POST", f"/hook/{host}", body, headers)  # type: ignore[arg-type]
             assert (status, answer["error"]["type"]) == (403, "NotThisHomesHook")
         time.sleep(0.5)
     # No caller without the key made the service index anything.
@@ -218,6 +222,38 @@ def test_events_past_the_hook_bounds_get_422_naming_the_field(
     assert (status, answer["error"]["type"]) == (422, "InvalidRequest")
     assert problem in answer["error"]["message"]
     assert set(HOOK_FIELD_CHARS) >= {"prompt", "session_id", "cwd", "transcript_path", "tool_input.skill"}
+
+
+@pytest.mark.parametrize(
+    ("host", "event", "problem"),
+    [
+        ("gemini", {"hook_event_name": "BeforeAgent", "prompt": LONG}, "prompt is 32,001 characters"),
+        ("gemini", {"hook_event_name": "BeforeAgent", "cwd": "relative"}, "cwd must be an absolute path"),
+        (
+            "gemini",
+            {"hook_event_name": "AfterTool", "tool_name": "activate_skill", "tool_input": {"name": "s" * 1000}},
+            "tool_input.name is 1,000 characters",
+        ),
+        ("codex", {"hook_event_name": "UserPromptSubmit", "prompt": 7}, "prompt must be text, not int"),
+        (
+            "codex",
+            {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "c" * 5000}},
+            "tool_input.command is 5,000 characters",
+        ),
+        ("codex", {"hook_event_name": "SessionStart", "session_id": ["s"]}, "session_id must be text, not list"),
+    ],
+)
+def test_every_host_s_events_are_held_to_the_hook_bounds(
+    tmp_path: Path, claude_home: Path, host: str, event: dict[str, Any], problem: str
+) -> None:
+    pilot = _pilot(tmp_path / "home")
+    with advertised_service(pilot) as url:
+        status, answer = _hook(url, pilot.settings.home, event, host)
+        # A Codex shell command of an ordinary length is read (a SKILL.md read is its signal).
+        command = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "cat x" * 100}}
+        assert _hook(url, pilot.settings.home, command, "codex")[0] == 200
+    assert (status, answer["error"]["type"]) == (422, "InvalidRequest")
+    assert problem in answer["error"]["message"]
 
 
 # -- the hook process: whom it talks to -------------------------------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 
 from .conftest import REPO
 from .openclaw_util import require_openclaw
+from .surfaces_util import cli
 
 pytestmark = pytest.mark.real_cli
 
@@ -48,3 +49,9 @@ def test_the_documented_plugin_commands_install_and_enable_the_plugin(tmp_path: 
     entry = config["plugins"]["entries"]["skillpilot"]
     assert entry == {"enabled": True, "hooks": {"allowConversationAccess": True}}
     assert str(REPO / "adapters" / "openclaw") in config["plugins"]["load"]["paths"]
+    # OpenClaw is a host of the registry: `doctor openclaw` reads the config these commands left.
+    config_path = str(tmp_path / ".openclaw" / "openclaw.json")
+    doctor = json.loads(
+        cli("doctor", "openclaw", "--json", home=tmp_path / "sp", OPENCLAW_CONFIG_PATH=config_path).stdout
+    )
+    assert [c["ok"] for c in doctor["hosts"]["openclaw"]["checks"]] == [True]

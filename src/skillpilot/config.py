@@ -165,6 +165,11 @@ OPTIONS: tuple[Option, ...] = (
         "claude_code_library_roots",
         "Claude Code: skill folders it does not read itself; the hook tells the model to read the routed SKILL.md",
     ),
+    Option(
+        "platforms.codex.libraryRoots",
+        "codex_library_roots",
+        "Codex CLI: skill folders it does not list itself; the hook tells the model which SKILL.md to read",
+    ),
 )
 # config.yaml key (dotted) -> Settings field
 YAML_KEYS: dict[str, str] = {o.key: o.field for o in OPTIONS}
@@ -232,6 +237,7 @@ class Settings:
     show_conflict_info: bool = True
     # Library mode: skills indexed from folders Claude Code never lists, handed over by path.
     claude_code_library_roots: tuple[str, ...] = ()
+    codex_library_roots: tuple[str, ...] = ()
 
     @property
     def index_path(self) -> Path:

@@ -93,9 +93,13 @@ HOOK_FIELD_CHARS: dict[str, int] = {
     "transcript_path": 4096,
     "prompt": MAX_MESSAGE_CHARS,
     "tool_name": 256,
-    # The skill a Skill tool call names (``command`` in older Claude Code versions), plugin prefix included.
+    # The skill a Skill tool call names, plugin prefix included (Claude Code), or activate_skill's
+    # (Gemini CLI).
     "tool_input.skill": MAX_NAME_CHARS + 256,
-    "tool_input.command": MAX_NAME_CHARS + 256,
+    "tool_input.name": MAX_NAME_CHARS + 256,
+    # A skill's name in older Claude Code versions, or Codex's shell command (reading a SKILL.md:
+    # a command word, its options and a path).
+    "tool_input.command": 4096 + 256,
 }
 # About 12,000 skills in the usual one-folder-per-skill layout.
 HOOK_WALK_ENTRIES = 50_000

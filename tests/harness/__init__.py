@@ -1,4 +1,4 @@
-"""Harnesses that drive the real agent CLIs offline, for the tests and the benchmarks (never
-shipped in the wheel): each CLI is pointed at a scripted model API on 127.0.0.1 that records
-every request it makes (``api``: the recording server; ``claude_code``: Claude Code and the
-Anthropic Messages API). Benchmarks import them with the repository root on ``sys.path``."""
+"""What only the real-CLI tests read from the model requests the agent CLIs make (never shipped
+in the wheel). The scripted model endpoints themselves, a recording server on 127.0.0.1 per CLI,
+ship in :mod:`skillpilot.bench.hostcli`, because ``skillpilot eval host`` drives the real CLIs
+through them at run time."""

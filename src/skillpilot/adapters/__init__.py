@@ -8,7 +8,7 @@ The spec's ``AdapterAction`` (section 6) has three kinds:
 
 ``action_for`` makes that choice from the router's decision and writes the short context an
 adapter puts in front of the model. Adapters differ only in the tool a skill is invoked with
-(Claude Code: "your Skill tool"), which they pass in as ``via``.
+(Claude Code: "your Skill tool"), which they pass in as ``via``, and the verb for it (``verb``).
 
 Guarantees: a pass-through has no skill and an empty context; a context never exceeds
 ``MAX_CONTEXT_CHARS`` (Claude Code's limit for a hook's ``additionalContext``). What a skill's
@@ -58,12 +58,14 @@ def action_for(
     via: str | None = None,
     library_roots: tuple[str, ...] = (),
     copies: Sequence[Sequence[str]] = (),
+    verb: str = "invoke",
 ) -> AdapterAction:
     """The action for ``result``. A soft context is a shortlist: the router's pick, then the
     first two runners-up whose own confidence (each as if it were the pick) reaches
     ``shortlist_score`` (``decide.SHORTLIST_SCORE``: chosen so the shortlist holds the right skill
     as often as the top three do), shown the most confident first; every number is the confidence as the result gives
-    it. ``via`` names the tool that invokes a skill; with none (LangChain, OpenClaw: no Skill
+    it. ``via`` names the tool that invokes a skill and ``verb`` what the model does with it
+    ("activate" for Gemini CLI's activate_skill); with none (LangChain, OpenClaw: no Skill
     tool), and for a skill under one of ``library_roots`` (one the agent does not know), the
     context tells the model to read the skill's SKILL.md instead of invoking it.
 
@@ -85,7 +87,7 @@ def action_for(
     name = _code(skill.name)
     read = via is None or in_library_mode
     path = _line(str(skill_md(skill.path)) if read else skill.path)
-    use = f"read {path} and follow its instructions" if read else f"invoke it with {via}"
+    use = f"read {path} and follow its instructions" if read else f"{verb} it with {via}"
     lines = [f"Skill: {_line(skill.description, MAX_DESCRIPTION_CHARS)}", f"Path: {path}"]
     why = _why(result)
     confidence = _number(result.confidence)
@@ -93,7 +95,7 @@ def action_for(
         order = (
             f"Before anything else, read {path} and follow its instructions."
             if read
-            else f"Before anything else, invoke the skill {name} with {via}, then follow its instructions."
+            else f"Before anything else, {verb} the skill {name} with {via}, then follow its instructions."
         )
         lines = [f"SkillPilot routed this prompt to the skill {name} (confidence {confidence}).", order, *lines]
         if why:
@@ -120,7 +122,7 @@ def action_for(
         )
     else:
         also = ", or read the SKILL.md named for it" if any(reads) else ""
-        lines.append(f"If one of them fits the request, invoke it with {via}{also}; otherwise answer as usual.")
+        lines.append(f"If one of them fits the request, {verb} it with {via}{also}; otherwise answer as usual.")
     return AdapterAction(
         "inject",
         skill,

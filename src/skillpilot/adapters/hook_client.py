@@ -1,14 +1,15 @@
 """The hook process every agent host runs on each event: standard library only, so it starts in milliseconds.
 
-    python -S -P .../skillpilot/adapters/hook_client.py claude-code [--home DIR]   (settings.json)
+    python -S -P .../skillpilot/adapters/hook_client.py HOST [--home DIR]   (written by `setup HOST`)
 
-Input: the host's hook JSON on stdin (Claude Code's ``UserPromptSubmit``, ``PostToolUse`` on the
-Skill tool, ``SessionStart``, ``Stop``). It forwards that JSON to the resident service (``POST
-/hook/<host>``, address in ``$SKILLPILOT_HOME/serve.json``), which routes, remembers and learns;
-the service's answer is the one JSON line this process prints. Everything the hook needs to know
+Input: the host's hook JSON on stdin (Claude Code's ``UserPromptSubmit``, Gemini CLI's
+``BeforeAgent``, ...; any object with a ``hook_event_name``). It forwards that JSON to the
+resident service (``POST /hook/HOST``, address in ``$SKILLPILOT_HOME/serve.json``), which reads
+it with the host's module (:mod:`skillpilot.adapters.hosts`), routes, remembers and learns; the
+service's answer is the one JSON line this process prints. Everything the hook needs to know
 (thresholds, which skills the host offers, privacy settings) lives in the service, so this file
-reads no config and imports nothing of SkillPilot: ``skillpilot hook claude-code`` would spend
-about a second importing the router, numpy and the CLI before its one request. ``-S`` skips the
+reads no config, knows no host and imports nothing of SkillPilot: ``skillpilot hook HOST`` would
+spend about a second importing the router, numpy and the CLI before its one request. ``-S`` skips the
 interpreter's site-packages scan (its ``.pth`` files cost more than the rest of the hook on some
 machines), ``-P`` keeps this folder off ``sys.path``; nothing here needs either.
 
@@ -57,8 +58,8 @@ KEY_FILE = "serve.key"
 SERVICE_LOG = "serve.log"
 # The service a hook starts inherits the start lock on this descriptor (see start_service).
 LOCK_FD_ENV = "SKILLPILOT_SERVE_LOCK_FD"
-HOSTS = ("claude-code",)
-PROMPT_EVENT = "UserPromptSubmit"
+# The longest host name the service's registry accepts (a URL path segment).
+MAX_HOST_NAME = 32
 # The handshake: GET this path with a challenge header; the answer's proof; the hook key header.
 HELLO_PATH = "/hook/hello"
 CHALLENGE_HEADER = "X-SkillPilot-Challenge"
@@ -90,6 +91,13 @@ def home_dir(argv: list[str]) -> str:
     if "--home" in argv and argv.index("--home") + 1 < len(argv):
         return os.path.expanduser(argv[argv.index("--home") + 1])
     return os.path.expanduser(os.environ.get("SKILLPILOT_HOME") or "~/.skillpilot")
+
+
+def is_host_name(word: str) -> bool:
+    """Lowercase ASCII letters, digits and '-', starting with a letter (``re`` would cost more
+    to import than the check)."""
+    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789-")
+    return 0 < len(word) <= MAX_HOST_NAME and word[0].isalpha() and set(word) <= allowed
 
 
 def lock_holder(home: str | os.PathLike[str]) -> int | None:
@@ -233,7 +241,8 @@ def exchange(service: Service, path: str, event: Any, timeout: float = SERVICE_T
         headers = {HOOK_KEY_HEADER: hook_key(service.key), "Connection": "close"}
         if service.token:
             headers["Authorization"] = f"Bearer {service.token}"
-        body = json.dumps(event, ensure_ascii=False).encode("utf-8")
+        # ASCII escapes: a host's JSON may carry lone surrogates ("\ud800"), which UTF-8 cannot encode.
+        body = json.dumps(event).encode("ascii")
         sock.settimeout(deadline.left())
         sock.sendall(_request("POST", path, address, headers, body))
         return _response(sock, deadline)
@@ -272,7 +281,7 @@ def start_service(home: str, port: int = 0, python: str = sys.executable) -> boo
         os.close(lock)
 
 
-def answer(payload: bytes, home: str, host: str = "claude-code") -> dict[str, Any] | None:
+def answer(payload: bytes, home: str, host: str) -> dict[str, Any] | None:
     """What to print for one hook event (None: nothing). Starts a service when none runs. May raise."""
     event = json.loads(payload)
     if not isinstance(event, dict) or not isinstance(event.get("hook_event_name"), str):
@@ -285,7 +294,8 @@ def answer(payload: bytes, home: str, host: str = "claude-code") -> dict[str, An
         start_service(home)
         service = "starting"
     if not isinstance(service, Service):
-        if event["hook_event_name"] != PROMPT_EVENT:
+        # Every host's prompt event carries the prompt: that is the event the user would wait on.
+        if not isinstance(event.get("prompt"), str):
             return None
         service = wait_for_service(home, STARTUP_WAIT)
     if service == "free":
@@ -339,8 +349,8 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None, stdout: T
     argv = sys.argv[1:] if argv is None else argv
     stdout = stdout or sys.stdout
     try:
-        if not argv or argv[0] not in HOSTS:
-            raise ValueError(f"usage: hook_client.py {{{','.join(HOSTS)}}} [--home DIR]")
+        if not argv or not is_host_name(argv[0]):
+            raise ValueError("usage: hook_client.py HOST [--home DIR] (HOST: claude-code, gemini, codex ...)")
         output = answer((stdin or sys.stdin.buffer).read(), home_dir(argv), argv[0])
     except Exception as exc:
         print(f"skillpilot hook: skipped ({type(exc).__name__}: {exc})", file=sys.stderr)

@@ -52,6 +52,7 @@ LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 # this order after the core commands (Typer's own order: commands, then groups of commands).
 LAZY_COMMANDS: dict[str, str] = {
     "bench": "bench_cmd",
+    "eval": "eval_cmd",
     "market-search": "market_cmd",
     "related": "market_cmd",
     "dedup": "market_cmd",
@@ -59,7 +60,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "mcp": "surfaces",
     "serve": "surfaces",
     "docs": "docs_cmd",
-    "doctor": "claude_cmd",
+    "doctor": "host_cmd",
     "lint": "authoring",
     "plan": "authoring",
     "log": "log_cmd",
@@ -74,8 +75,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "feedback": "manage",
     "config": "manage",
     "hook": "surfaces",
-    "service": "claude_cmd",
-    "setup": "claude_cmd",
+    "service": "host_cmd",
+    "setup": "host_cmd",
     "kb": "omni_cmd",
     "graph": "omni_cmd",
 }

@@ -2,7 +2,7 @@
 
     skillpilot mcp [--http PORT]                      MCP server on stdio (or streamable HTTP)
     skillpilot serve [--host H] [--port N] [--token]  resident HTTP service, address in serve.json
-    skillpilot hook claude-code                       Claude Code hooks (stdin JSON), via the service
+    skillpilot hook HOST                              a host's hook (stdin JSON), via the service
 
 Each imports its server framework only when it runs, so the CLI starts fast and works
 without the extras; a missing extra is exit 1 with the pip command that installs it. The hook
@@ -17,8 +17,6 @@ from typing import Annotated
 import typer
 
 from . import HomeOption, _pilot, _run, err
-
-hook_app = typer.Typer(help="Hooks that agent hosts run on their events.", no_args_is_help=True)
 
 
 def mcp(
@@ -98,17 +96,19 @@ def serve(
     )
 
 
-@hook_app.command("claude-code")
-def claude_code(home: HomeOption = None) -> None:
-    """Claude Code hook (any event): forwards its JSON to the service, prints the answer (or nothing).
-    `skillpilot setup claude-code` installs the faster standard-library form of the same hook."""
+def hook(
+    host: Annotated[str, typer.Argument(help="The host whose hook this is: claude-code, gemini, codex ...")],
+    home: HomeOption = None,
+) -> None:
+    """A host's hook (any event): forwards its JSON to the service, prints the answer (or nothing).
+    `skillpilot setup HOST` installs the faster standard-library form of the same hook."""
     from ..adapters import hook_client
 
-    hook_client.main(["claude-code", *(["--home", str(home)] if home else [])], sys.stdin.buffer, sys.stdout)
+    hook_client.main([host, *(["--home", str(home)] if home else [])], sys.stdin.buffer, sys.stdout)
 
 
 def register(app: typer.Typer) -> None:
     """Add ``mcp``, ``serve`` and ``hook`` to the ``skillpilot`` app."""
     app.command("mcp")(mcp)
     app.command("serve")(serve)
-    app.add_typer(hook_app, name="hook")
+    app.command("hook")(hook)

@@ -11,8 +11,9 @@
     GET  /stats     GET /conflicts                         -> as ``skillpilot stats|conflicts --json``
     GET  /hook/hello  (X-SkillPilot-Challenge: <hex>)      -> {"proof", "pid"}: the service proves it is
                                                               this home's (``hook_client.exchange``)
-    POST /hook/claude-code  {Claude Code's hook JSON}       -> {"output": what the hook prints | null, ...}
-                                                              (X-SkillPilot-Hook-Key needed)
+    POST /hook/{host}  {the host's hook JSON}             -> {"output": what the hook prints | null, ...}
+                                                              (claude-code, gemini, codex: adapters.hosts;
+                                                              X-SkillPilot-Hook-Key needed)
     GET  /service                                          -> pid, url, uptime, generation, skills,
                                                               p50 of recent routes (``skillpilot service status``)
     GET  /healthz                                          -> {"status": "ok", "pid"} (no token needed)
@@ -64,8 +65,10 @@ except ImportError as exc:
     raise MissingExtraError("server", "`skillpilot serve`", exc.name or "fastapi") from exc
 
 from ..adapters import action_for, footer_for
-from ..adapters.claude_code import ClaudeCodeHooks
 from ..adapters.hook_client import CHALLENGE_HEADER, HOOK_KEY_HEADER, hook_key, service_proof
+from ..adapters.hooks import RootIndexer
+from ..adapters.hosts import get_host
+from ..adapters.hosts.hooks import HostHooks
 from ..errors import ConfigError, FeedbackNotFoundError, SkillNotFoundError, SkillPilotError
 from ..limits import (
     DEFAULT_TOP_K,
@@ -246,7 +249,18 @@ def create_app(
         recent.append(result.latency_ms)
         return result
 
-    hooks = ClaudeCodeHooks(pilot, shared)
+    # One HostHooks per host that has sent a hook, made on its first event; one indexer for all.
+    host_hooks: dict[str, HostHooks] = {}
+    host_hooks_lock = threading.Lock()
+    indexer = RootIndexer(pilot.settings)
+
+    def hooks_for(name: str) -> HostHooks:
+        with host_hooks_lock:
+            if name not in host_hooks:
+                host = get_host(name)
+                host_hooks[name] = HostHooks(host, pilot, shared, host.library_roots(pilot.settings), indexer)
+            return host_hooks[name]
+
     key = home_key(pilot.settings.home)
     expected_hook_key = hook_key(key).encode("ascii")
 
@@ -296,7 +310,7 @@ def create_app(
             403,
             "NotThisHomesHook",
             f"hook events need the {HOOK_KEY_HEADER} header derived from this home's serve.key "
-            "(the hook process sends it: run it as `skillpilot setup claude-code` configures it)",
+            "(the hook process sends it: run it as `skillpilot setup HOST` configures it)",
         )
 
     @app.exception_handler(RequestValidationError)
@@ -354,9 +368,13 @@ def create_app(
         port = int(request.scope["server"][1])
         return {"proof": service_proof(key, challenge, port, os.getpid()), "pid": os.getpid()}
 
-    @app.post("/hook/claude-code", dependencies=[Depends(hook_caller), *guarded])
-    def claude_code_hook(payload: Annotated[dict[str, Any], Body()]) -> Any:
-        """What Claude Code's hook prints for this event; the hook process forwards it as is."""
+    @app.post("/hook/{host}", dependencies=[Depends(hook_caller), *guarded])
+    def host_hook(host: str, payload: Annotated[dict[str, Any], Body()]) -> Any:
+        """What the host's hook prints for this event; the hook process forwards it as is."""
+        try:
+            hooks = hooks_for(host)
+        except ConfigError as exc:
+            return _error(404, "UnknownHost", str(exc))
         try:
             answer = hooks.answer(payload)
         except ValueError as exc:

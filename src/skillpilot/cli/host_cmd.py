@@ -2,8 +2,10 @@
 
     skillpilot service start|stop|status|restart [--port N]   the home's resident service
     skillpilot service install [--kind systemd|launchd]        a user unit that runs it at login
-    skillpilot setup claude-code [--project DIR] [--uninstall] the hooks in Claude Code's settings
-    skillpilot doctor [--project DIR]                          index, service, hooks, offered skills
+    skillpilot setup HOST [--project DIR] [--uninstall]        the hooks in a host's own files
+    skillpilot doctor [HOST] [--project DIR]                   index, service, hooks, offered skills
+
+HOST is a registered host (:mod:`skillpilot.adapters.hosts`): claude-code, gemini, codex, openclaw.
 
 Every command takes ``--json`` (JSON on stdout) and ``--home``; errors exit 1.
 """
@@ -19,13 +21,14 @@ import typer
 
 from ..config import default_home
 from ..model import IndexReport
-from . import HomeOption, JsonOption, _pilot, _print_json, _run, out
+from . import HomeOption, JsonOption, _fail, _pilot, _print_json, _run, out
 
 service_app = typer.Typer(help="Run the resident service in the background (one per home).", no_args_is_help=True)
-setup_app = typer.Typer(help="Install SkillPilot into an agent host.", no_args_is_help=True)
 ProjectOption = Annotated[
     Path | None,
-    typer.Option("--project", help="A project folder: its .claude/settings.json instead of the user's."),
+    typer.Option(
+        "--project", help="A project folder: its hook file (.claude/settings.json ...) instead of the user's."
+    ),
 ]
 
 
@@ -126,58 +129,80 @@ def service_install(
         out.print(f"wrote {path}\nenable it with: {enable}", soft_wrap=True)
 
 
-@setup_app.command("claude-code")
-def setup_claude_code(
+HostArgument = Annotated[str, typer.Argument(help="The agent host: claude-code, gemini, codex or openclaw.")]
+
+
+def _host(name: str) -> Any:
+    from ..adapters.hosts import get_host
+
+    return _run(lambda: get_host(name))
+
+
+def setup(
+    host: HostArgument,
     project: ProjectOption = None,
     uninstall: Annotated[bool, typer.Option("--uninstall", help="Remove SkillPilot's hooks only.")] = False,
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Merge SkillPilot's hooks (SessionStart, UserPromptSubmit, PostToolUse on Skill, Stop) into settings.json."""
-    from ..adapters import claude_code_setup as setup
-
-    path = setup.settings_path(project.absolute() if project else None)
-    report = _run(lambda: setup.uninstall(path) if uninstall else setup.install(path, _home(home)))
-    indexed = None if uninstall else _run(lambda: _index_user_skills(_home(home)))
+    """Merge SkillPilot's hooks into the host's own hook file (backed up first), or take them out."""
+    chosen = _host(host)
+    if chosen.setup is None:
+        raise _fail(f"{chosen.title} installs SkillPilot its own way (see the README)")
+    where = project.absolute() if project else None
+    report = _run(lambda: chosen.setup.uninstall(where) if uninstall else chosen.setup.install(_home(home), where))
+    indexed = None if uninstall else _run(lambda: _index_user_skills(chosen, _home(home)))
     if as_json:
-        _print_json({**asdict(report), "uninstalled": uninstall, "indexed": asdict(indexed) if indexed else None})
+        _print_json({**report, "uninstalled": uninstall, "indexed": asdict(indexed) if indexed else None})
         return
     if indexed is not None:
-        out.print(f"indexed {indexed.total} skills from {indexed.roots[0]}", soft_wrap=True)
-    if not report.changed:
+        out.print(f"indexed {indexed.total} skills from {', '.join(indexed.roots)}", soft_wrap=True)
+    path = report["path"]
+    if not report["changed"]:
         out.print(f"{path}: already {'without' if uninstall else 'with'} SkillPilot's hooks", soft_wrap=True)
     elif uninstall:
-        out.print(f"removed SkillPilot's hooks from {path} (backup {report.backup})", soft_wrap=True)
+        out.print(f"removed SkillPilot's hooks from {path} (backup {report['backup']})", soft_wrap=True)
     else:
-        backup = f" (backup {report.backup})" if report.backup else ""
+        backup = f" (backup {report['backup']})" if report["backup"] else ""
         out.print(
-            f"added SkillPilot's hooks ({', '.join(report.events)}) to {path}{backup}\n"
-            "the service starts with the next Claude Code session; `skillpilot doctor` checks it all",
+            f"added SkillPilot's hooks ({', '.join(report['events'])}) to {path}{backup}\n"
+            f"the service starts with the next {chosen.title} session; `skillpilot doctor {chosen.name}` checks it all",
             soft_wrap=True,
         )
+    trust = report.get("trust")
+    if trust:
+        recorded = f"recorded trust for {len(trust['recorded'])} hooks" if trust["recorded"] else ""
+        out.print("; ".join(t for t in (recorded, trust["note"]) if t), soft_wrap=True)
 
 
-def _index_user_skills(home: Path) -> IndexReport | None:
-    """Index Claude Code's user skills when the index does not hold them yet, so that the first
-    session's service has them (it would otherwise index them on the first prompt)."""
-    from ..adapters.claude_code import claude_home
+def _index_user_skills(host: Any, home: Path) -> IndexReport | None:
+    """Index the user's skill folders the host offers when the index does not hold them yet, so
+    that the first session's service has them (it would otherwise index them on the first prompt)."""
     from ..index.builder import root_id
 
-    folder = claude_home() / "skills"
-    if not folder.is_dir():
+    folders = [Path(r.path) for r in host.skill_roots(None)]
+    if not folders:
         return None
     pilot = _pilot(home)
     try:
-        if root_id(folder) in pilot.store.roots():
-            return None
-        return pilot.index([folder])
+        known = set(pilot.store.roots())
+        todo = [f for f in folders if root_id(f) not in known]
+        return pilot.index(todo) if todo else None
     finally:
         pilot.close()
 
 
-def doctor(project: ProjectOption = None, home: HomeOption = None, as_json: JsonOption = False) -> None:
-    """What Claude Code gets: index and skill count, service and latency, hooks, offered skills."""
-    from ..adapters import claude_code, claude_code_setup
+def doctor(
+    host: Annotated[
+        str | None, typer.Argument(help="One host (claude-code, gemini, codex, openclaw); default: every host set up.")
+    ] = None,
+    project: ProjectOption = None,
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """What each host gets: index and skill count, service and latency, hooks, offered skills."""
+    from ..adapters.hosts import available_hosts, get_host
+    from ..adapters.hosts.hooks import skill_names
     from ..index import assign_ids, open_store
     from ..serve import read_serve_file, service
     from ..serve.client import get_json
@@ -200,27 +225,29 @@ def doctor(project: ProjectOption = None, home: HomeOption = None, as_json: Json
         get_json(info, "/healthz", 2.0)
         state["round_trip_ms"] = round((time.perf_counter() - started) * 1000, 1)
     report["service"] = state
-    hooks = {}
-    for scope, where in (("user", None), ("project", project)):
-        if scope == "project" and where is None:
-            continue
-        path = claude_code_setup.settings_path(where.absolute() if where else None)
-        commands = claude_code_setup.installed_commands(path)
-        problems = {claude_code_setup.command_problem(c) for cs in commands.values() for c in cs}
-        hooks[scope] = {
-            "settings": str(path),
-            "events": sorted(commands),
-            "missing": [e for e, _ in claude_code_setup.EVENTS if e not in commands],
-            "problems": sorted(p for p in problems if p),
+    where = project.absolute() if project else None
+    cwd = where or Path.cwd().absolute()
+    hosts = [_host(host)] if host else [get_host(n) for n in available_hosts()]
+    report["hosts"] = {}
+    for chosen in hosts:
+        setup = chosen.setup
+        checks = _run(lambda: setup.checks(where)) if setup is not None else []  # noqa: B023 (called at once)
+        if host is None and not any(c.data.get("events") for c in checks):
+            continue  # not set up for this host
+        roots = chosen.skill_roots(cwd)
+        names = skill_names(skills, chosen, roots)
+        report["hosts"][chosen.name] = {
+            "title": chosen.title,
+            "checks": [{"ok": c.ok, "text": c.text, **c.data} for c in checks],
+            "offered": {"roots": [r.path for r in roots], "skills": sorted(names.values())},
         }
-    report["hooks"] = hooks
-    cwd = (project or Path.cwd()).absolute()
-    roots = claude_code.offered_roots(cwd)
-    names = claude_code.skill_names(skills, roots)
-    report["offered"] = {"roots": [r.path for r in roots], "skills": sorted(names.values())}
-    report["ok"] = bool(
-        skills and state["running"] and any(not h["missing"] and not h["problems"] for h in hooks.values()) and names
-    )
+    # A host is served when one scope has every hook (the user's covers every project).
+    served = [
+        h
+        for h in report["hosts"].values()
+        if any(c["ok"] for c in h["checks"] if "scope" in c) and all(c["ok"] for c in h["checks"] if "scope" not in c)
+    ]
+    report["ok"] = bool(skills and state["running"] and served and all(h["offered"]["skills"] for h in served))
     if as_json:
         _print_json(report)
         return
@@ -247,22 +274,19 @@ def _print_doctor(report: dict[str, Any]) -> None:
             f"route p50 {p50 if p50 is not None else '-'} ms",
         )
     else:
-        line(False, "no service runs: `skillpilot service start` (or open a Claude Code session)")
-    for scope, hooks in report["hooks"].items():
-        ok = not hooks["missing"] and not hooks["problems"]
-        detail = "; ".join(hooks["problems"]) or (
-            f"missing {', '.join(hooks['missing'])}"
-            if hooks["missing"]
-            else "SessionStart, UserPromptSubmit, PostToolUse(Skill), Stop"
-        )
-        line(ok, f"{scope} hooks in {hooks['settings']}: {detail}")
-    offered = report["offered"]["skills"]
-    shown = ", ".join(offered[:12]) + (f" … (+{len(offered) - 12})" if len(offered) > 12 else "")
-    line(bool(offered), f"Claude Code is offered {len(offered)} indexed skills: {shown or 'none'}")
+        line(False, "no service runs: `skillpilot service start` (or open a session of your agent)")
+    if not report["hosts"]:
+        line(False, "no host is set up: `skillpilot setup claude-code` (or gemini, codex)")
+    for host in report["hosts"].values():
+        for check in host["checks"]:
+            line(check["ok"], f"{host['title']}: {check['text']}")
+        offered = host["offered"]["skills"]
+        shown = ", ".join(offered[:12]) + (f" … (+{len(offered) - 12})" if len(offered) > 12 else "")
+        line(bool(offered), f"{host['title']} is offered {len(offered)} indexed skills: {shown or 'none'}")
 
 
 def register(app: typer.Typer) -> None:
     """Add ``service``, ``setup`` and ``doctor`` to the ``skillpilot`` app."""
     app.add_typer(service_app, name="service")
-    app.add_typer(setup_app, name="setup")
+    app.command("setup")(setup)
     app.command("doctor")(doctor)

@@ -3,23 +3,21 @@
 Claude Code (``claude -p``) talks to ``$ANTHROPIC_BASE_URL/v1/messages`` with ``stream: true``
 and reads Server-Sent Events: ``message_start``, then per content block ``content_block_start`` /
 ``content_block_delta`` (``text_delta`` or ``input_json_delta``) / ``content_block_stop``, then
-``message_delta`` (stop reason, usage) and ``message_stop``. This server (``harness.api``)
-records every request and answers each ``/v1/messages`` call with the reply its ``script`` picks
-for that request.
+``message_delta`` (stop reason, usage) and ``message_stop``. This server records every request
+and answers each ``/v1/messages`` call with the content blocks its ``script`` picks for it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .api import Recorded, RecordingApi, RecordingHandler, serve
+from . import Answer, Recorded, Recorder, json_answer, recording_server, sse
 
 Block = dict[str, Any]
 Script = Callable[[Recorded], list[Block]]
@@ -34,10 +32,6 @@ def tool_use(name: str, tool_input: dict[str, Any], block_id: str) -> list[Block
     return [{"type": "tool_use", "id": block_id, "name": name, "input": tool_input}]
 
 
-def _sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
-
-
 def _stream(model: str, blocks: list[Block]) -> Iterator[bytes]:
     usage = {"input_tokens": 10, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     message: dict[str, Any] = {
@@ -50,85 +44,66 @@ def _stream(model: str, blocks: list[Block]) -> Iterator[bytes]:
         "stop_sequence": None,
         "usage": usage,
     }
-    yield _sse("message_start", {"type": "message_start", "message": message})
+    yield sse(event="message_start", data={"type": "message_start", "message": message})
     for index, block in enumerate(blocks):
         if block["type"] == "text":
-            yield _sse(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
-            )
+            start: Block = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
         else:
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            yield _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        yield _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
-        yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        yield sse(
+            event="content_block_start", data={"type": "content_block_start", "index": index, "content_block": start}
+        )
+        yield sse(event="content_block_delta", data={"type": "content_block_delta", "index": index, "delta": delta})
+        yield sse(event="content_block_stop", data={"type": "content_block_stop", "index": index})
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-    yield _sse(
-        "message_delta",
-        {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}},
-    )
-    yield _sse("message_stop", {"type": "message_stop"})
+    delta = {"stop_reason": stop, "stop_sequence": None}
+    yield sse(event="message_delta", data={"type": "message_delta", "delta": delta, "usage": {"output_tokens": 5}})
+    yield sse(event="message_stop", data={"type": "message_stop"})
 
 
-class ScriptedApi(RecordingApi):
-    """The Anthropic API's state: the script and every request received, in order."""
-
-    def model_requests(self) -> list[Recorded]:
-        """The ``/v1/messages`` calls (not token counts or other side requests)."""
-        return self.requests_to(MESSAGES)
+def _route(request: Recorded) -> str:
+    return request.path.split("?")[0]
 
 
-class _Messages(RecordingHandler):
-    def do_GET(self) -> None:
-        self.record()
-        self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "scripted API"}})
+def is_model_request(request: Recorded) -> bool:
+    """A ``/v1/messages`` call (not a token count or another side request)."""
+    return request.method == "POST" and _route(request) == MESSAGES
 
-    do_HEAD = do_GET
 
-    def do_POST(self) -> None:
-        recorded = self.record()
-        if recorded.route == f"{MESSAGES}/count_tokens":
-            self.send_json(200, {"input_tokens": len(json.dumps(recorded.body)) // 4})
-            return
-        if recorded.route != MESSAGES:
-            self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": recorded.route}})
-            return
-        blocks: list[Block] = self.api.script(recorded)
-        model = str(recorded.body.get("model", "claude-scripted"))
-        if not recorded.body.get("stream"):
-            stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-            self.send_json(
-                200,
-                {
-                    "id": "msg_scripted",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model,
-                    "content": blocks,
-                    "stop_reason": stop,
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": 10, "output_tokens": 5},
-                },
-            )
-            return
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
-        for chunk in _stream(model, blocks):
-            self.wfile.write(chunk)
-            self.wfile.flush()
-        self.close_connection = True
+def _answer(script: Script) -> Callable[[Recorded], Answer]:
+    def answer(request: Recorded) -> Answer:
+        route = _route(request)
+        if request.method == "POST" and route == f"{MESSAGES}/count_tokens":
+            return json_answer({"input_tokens": len(json.dumps(request.body)) // 4})
+        if not is_model_request(request):
+            return json_answer({"type": "error", "error": {"type": "not_found_error", "message": route}}, 404)
+        blocks = script(request)
+        model = str(request.body.get("model", "claude-scripted"))
+        if request.body.get("stream"):
+            return 200, "text/event-stream", list(_stream(model, blocks))
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+        message = {
+            "id": "msg_scripted",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": blocks,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+        return json_answer(message)
+
+    return answer
 
 
 @contextmanager
-def scripted_api(script: Script) -> Iterator[ScriptedApi]:
+def scripted_api(script: Script) -> Iterator[Recorder]:
     """Serve ``script`` as the Anthropic Messages API on 127.0.0.1 (a free port) for the block."""
-    with serve(ScriptedApi(script), _Messages) as api:
-        yield api
+    with recording_server(Recorder(is_model_request), _answer(script)) as recorder:
+        yield recorder
 
 
 # `.ci/run` installs the pinned CLI here; CLAUDE_CODE_BIN points at another copy.
@@ -151,7 +126,7 @@ def find_claude_binary() -> Path | None:
     return None
 
 
-def claude_env(home: Path, api: ScriptedApi, **extra: str) -> dict[str, str]:
+def claude_env(home: Path, api: Recorder, **extra: str) -> dict[str, str]:
     """The environment of an offline ``claude`` run: a throwaway HOME, the scripted API, a dummy key."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -220,8 +195,3 @@ def hook_context(request: Recorded) -> str | None:
         if start >= 0:
             return text[start + len(HOOK_CONTEXT_HEADER) :]
     return None
-
-
-def copy_skills(source: Path, target: Path, names: list[str]) -> None:
-    for name in names:
-        shutil.copytree(source / name, target / name)

@@ -1,0 +1,297 @@
+"""SkillPilot inside the real Gemini CLI and Codex CLI, driven offline.
+
+Each CLI runs in a throwaway HOME whose user skill folder holds real SKILL.md folders and whose
+hook file carries SkillPilot's hooks, written by ``skillpilot setup HOST`` as a user runs it; the
+model is a scripted endpoint on 127.0.0.1 in the CLI's own wire protocol that records every
+request (``skillpilot.bench.hostcli``; what only the tests read is in ``tests/harness``). The
+assertions read what the CLI actually sent the model: its own skill listing and the hook's
+context beside it, and what the service learned.
+
+Marked ``real_cli`` (CI-only, a minute or more): skipped without the CLIs, required with CI=true.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from skillpilot import SkillPilot  # noqa: E402
+from skillpilot.adapters.hosts import get_host  # noqa: E402
+from skillpilot.bench.hostcli import Recorded, Recorder, Reply, Script, text_reply  # noqa: E402
+from skillpilot.bench.hostcli import codex as codex_driver  # noqa: E402
+from skillpilot.bench.hostcli import gemini as gemini_driver  # noqa: E402
+from skillpilot.feedback import FeedbackStore  # noqa: E402
+from skillpilot.index import open_store  # noqa: E402
+from skillpilot.index.builder import root_id  # noqa: E402
+
+from .harness import codex as codex_harness  # noqa: E402
+from .harness import gemini as gemini_harness  # noqa: E402
+from .host_cli_util import host_cli  # noqa: E402
+from .surfaces_util import SKILLS, advertised_service  # noqa: E402
+
+pytestmark = pytest.mark.real_cli
+
+USER_SKILLS = ["git-commit", "csv-analyze", "email-send", "translate-text", "changelog-writer"]
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+@dataclass(frozen=True)
+class HostCase:
+    """One host under test: its driver and what the tests alone read, where its user and project
+    skills live, its hook file."""
+
+    name: str
+    driver: ModuleType
+    harness: ModuleType
+    user_skills: str  # below HOME
+    project_skills: str  # below the project folder
+    hook_file: str  # below HOME
+
+    def skill_ref(self, home: Path, skill: str) -> str:
+        """What the scripted model names to choose ``skill``: its name, or the SKILL.md Codex reads."""
+        return str(home / self.user_skills / skill / "SKILL.md") if self.name == "codex" else skill
+
+
+CASES = {
+    "gemini": HostCase(
+        "gemini", gemini_driver, gemini_harness, ".gemini/skills", ".gemini/skills", ".gemini/settings.json"
+    ),
+    "codex": HostCase("codex", codex_driver, codex_harness, ".agents/skills", ".agents/skills", ".codex/hooks.json"),
+}
+
+
+@dataclass
+class Session:
+    """One host's HOME, SkillPilot home and scripted endpoint (one for the module: Codex keeps its
+    URL in config.toml); ``script`` is what the model answers in the current test."""
+
+    case: HostCase
+    binary: Path
+    path: str
+    home: Path
+    skillpilot_home: Path
+    api: Recorder
+    script: Script = staticmethod(lambda _request: text_reply("Done."))
+
+    def env(self) -> dict[str, str]:
+        env = self.case.driver.environment(self.home, self.api, self.path)
+        return {**env, "SKILLPILOT_HOME": str(self.skillpilot_home), "PYTHONPATH": str(SRC)}
+
+
+def setup(session: Session, *args: str) -> dict[str, object]:
+    """``skillpilot setup HOST`` as a user runs it, with the session's HOME."""
+    env = {
+        **os.environ,
+        "HOME": str(session.home),
+        "PATH": session.path,
+        "PYTHONPATH": str(SRC),
+        "SKILLPILOT_HOME": str(session.skillpilot_home),
+    }
+    for name in ("CODEX_HOME", "GEMINI_CLI_HOME"):
+        env.pop(name, None)
+    command = [sys.executable, "-m", "skillpilot", "setup", session.case.name, "--json", *args]
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report: dict[str, object] = json.loads(proc.stdout)
+    return report
+
+
+def host_files(home: Path, case: HostCase) -> dict[str, bytes]:
+    """The host files setup may touch (its hook file, Codex's config.toml) and their backups."""
+    names = [case.hook_file, ".codex/config.toml"]
+    names += [f"{name}.bak" for name in names]
+    return {name: (home / name).read_bytes() for name in names if (home / name).is_file()}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    """HOME with the user skills and SkillPilot's hooks, and a running service over those skills."""
+    case = CASES[request.param]
+    launcher, env = host_cli(case.name)
+    path = f"{launcher.parent}:{env['PATH']}"
+    root = tmp_path_factory.mktemp(case.name)
+    home, skillpilot_home = root / "home", root / "skillpilot"
+    for name in USER_SKILLS:
+        shutil.copytree(SKILLS / name, home / case.user_skills / name)
+    pilot = SkillPilot(home=skillpilot_home, preconditions=False)
+    pilot.index([home / case.user_skills])
+    pilot.route("warm up")  # a service answers warm; the hook gives up on one that takes seconds
+    with case.driver.serve(lambda request: current.script(request)) as api:
+        current = Session(case, launcher, path, home, skillpilot_home, api)
+        # The CLI's config must exist before setup adds the hooks (Codex keeps both in ~/.codex).
+        current.env()
+        before = host_files(home, case)
+        setup(current)
+        # The service (this process) finds the host's skills where the host keeps them for this HOME.
+        with pytest.MonkeyPatch.context() as patch, advertised_service(pilot):
+            patch.setenv("HOME", str(home))
+            patch.delenv("CODEX_HOME", raising=False)
+            patch.delenv("GEMINI_CLI_HOME", raising=False)
+            yield current
+    pilot.close()
+    setup(current, "--uninstall")
+    after = host_files(home, case)
+    # Uninstall leaves the host's files as they were (the CLIs' own state files aside).
+    assert {k: v for k, v in after.items() if k in before} == before
+    assert set(after) - set(before) <= {f"{case.hook_file}.bak", ".codex/config.toml.bak"}
+
+
+def run(session: Session, prompt: str, cwd: Path, script: Script | None = None) -> list[Recorded]:
+    session.script = script or (lambda _request: text_reply("Done."))
+    session.api.clear()
+    session.case.driver.run(session.binary, prompt, cwd, session.env())
+    return session.api.model_requests()
+
+
+def test_the_hooks_context_reaches_the_model_and_names_a_skill_the_host_lists(session: Session, tmp_path: Path) -> None:
+    driver = session.case.driver
+    first = run(session, "commit my changes", tmp_path)[0]
+    context = driver.context(first)
+    assert context is not None, "the hook's context is not in the model request"
+    listing = driver.listing(first)
+    assert set(USER_SKILLS) <= set(listing), listing
+    assert listing["git-commit"], "the host listed git-commit without its description"
+    assert "SkillPilot routed this prompt to the skill `git-commit`" in context, context
+    if session.case.name == "gemini":
+        assert "activate the skill `git-commit` with the activate_skill tool" in context, context
+    else:
+        skill_md = session.case.harness.listing_paths(first)["git-commit"]
+        assert f"read {skill_md} and follow its instructions" in context, context
+
+
+def test_a_passthrough_prompt_adds_nothing(session: Session, tmp_path: Path) -> None:
+    driver = session.case.driver
+    requests = run(session, "what is the capital of France?", tmp_path)
+    assert "git-commit" in driver.listing(requests[0]), "the request has no skill listing to compare with"
+    assert all(driver.context(request) is None for request in requests)
+    assert "SkillPilot" not in json.dumps([r.body for r in requests])
+
+
+def test_a_project_skill_from_the_cwd_is_routed(session: Session, tmp_path: Path) -> None:
+    driver = session.case.driver
+    project = tmp_path / "project"
+    shutil.copytree(SKILLS / "web-scrape", project / session.case.project_skills / "web-scrape")
+    # The session's first events start indexing the new project folder in the background; a
+    # prompt waits at most HOOK_INDEX_WAIT for it, so on a busy machine the next one routes to it.
+    run(session, "hello", project)
+    store = open_store(session.skillpilot_home / "index.sqlite")
+    deadline = time.monotonic() + 120
+    while root_id(project / session.case.project_skills) not in store.roots():
+        assert time.monotonic() < deadline, "the project's skills were never indexed"
+        time.sleep(0.2)
+    store.close()
+    first = run(session, "scrape the product prices off https://example.com/shop into a CSV", project)[0]
+    assert "web-scrape" in driver.listing(first), "the host did not list the project skill"
+    context = driver.context(first)
+    assert context is not None and "`web-scrape`" in context, context
+
+
+def test_the_skill_the_model_chooses_is_stored_as_an_implicit_signal(session: Session, tmp_path: Path) -> None:
+    """A soft route the model answers by choosing the skill (Gemini: activate_skill; Codex: it
+    reads the SKILL.md): the host's tool hook reaches the service, which stores an implicit confirm."""
+    driver = session.case.driver
+    prompt = "how do I say good morning to my team in Japanese?"
+
+    def script(request: Recorded) -> Reply:
+        if session.case.harness.replied_to_tool(request):
+            return text_reply("おはようございます")
+        return Reply(skill=session.case.skill_ref(session.home, "translate-text"))
+
+    requests = run(session, prompt, tmp_path, script)
+    context = driver.context(requests[0])
+    assert context is not None and "may fit this prompt" in context, context
+    assert len(requests) >= 2, "the model's choice got no tool result"
+    store = FeedbackStore(session.skillpilot_home / "feedback.sqlite")
+    signals = [s for s in store.signals() if s.query == prompt]
+    store.close()
+    assert [(s.kind, s.skill, s.implicit) for s in signals] == [("confirmed", "translate-text", True)], signals
+
+
+def test_the_gemini_extension_installs_routes_and_uninstalls_with_gemini_extensions(tmp_path: Path) -> None:
+    """``adapters/gemini`` as Gemini CLI installs it (``gemini extensions install``): its hooks
+    are the ones ``setup gemini`` writes, they route inside the real CLI, and ``gemini extensions
+    uninstall`` takes them out."""
+    launcher, env = host_cli("gemini")
+    extension = Path(__file__).resolve().parents[1] / "adapters" / "gemini"
+    manifest = json.loads((extension / "gemini-extension.json").read_text(encoding="utf-8"))
+    hooks = json.loads((extension / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    assert {(e, g.get("matcher")) for e, gs in hooks.items() for g in gs} == {
+        (s.event, s.matcher) for s in get_host("gemini").hooks
+    }
+    home = tmp_path / "home"
+    skillpilot_home = home / ".skillpilot"  # the default: a host may not pass SKILLPILOT_HOME on
+    for name in USER_SKILLS:
+        shutil.copytree(SKILLS / name, home / ".gemini" / "skills" / name)
+    # The extension runs `skillpilot hook gemini`: this interpreter's scripts folder on PATH.
+    path = f"{Path(sys.executable).parent}:{launcher.parent}:{env['PATH']}"
+    gemini_env = {"PATH": path, "HOME": str(home), "PYTHONPATH": str(SRC)}
+
+    def gemini(*args: str, answer: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(launcher), *args], env=gemini_env, capture_output=True, text=True, timeout=300, input=answer
+        )
+
+    # Gemini asks whether to trust the extension's folder (a local source); the user says yes.
+    installed = gemini("extensions", "install", str(extension), "--consent", answer="y\n")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert (home / ".gemini" / "extensions" / manifest["name"] / "hooks" / "hooks.json").is_file()
+    listed = gemini("extensions", "list")
+    assert manifest["name"] in listed.stdout + listed.stderr
+    pilot = SkillPilot(home=skillpilot_home, preconditions=False)
+    pilot.index([home / ".gemini" / "skills"])
+    pilot.route("warm up")
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        advertised_service(pilot),
+        gemini_driver.serve(lambda _request: text_reply("Done.")) as api,
+    ):
+        patch.setenv("HOME", str(home))
+        patch.delenv("GEMINI_CLI_HOME", raising=False)
+        run_env = {**gemini_driver.environment(home, api, path), "PYTHONPATH": str(SRC)}
+        gemini_driver.run(launcher, "commit my changes", tmp_path, run_env)
+        first = api.model_requests()[0]
+    pilot.close()
+    context = gemini_driver.context(first)
+    assert context is not None and "activate the skill `git-commit`" in context, context
+    removed = gemini("extensions", "uninstall", manifest["name"])
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert not (home / ".gemini" / "extensions" / manifest["name"]).exists()
+
+
+def test_eval_host_reports_what_the_model_request_carried_without_and_with_skillpilot(tmp_path: Path) -> None:
+    launcher, env = host_cli("codex")
+    skills = tmp_path / "skills"
+    for name in USER_SKILLS:
+        shutil.copytree(SKILLS / name, skills / name)
+    queries = tmp_path / "queries.jsonl"
+    lines = [
+        {"query": "commit my changes", "expected": ["git-commit"]},
+        {"query": "what is the capital of France?", "expected": []},
+    ]
+    queries.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    command = [sys.executable, "-m", "skillpilot", "eval", "host", "codex", "--skills", str(skills)]
+    command += ["--queries", str(queries), "--cli", str(launcher), "--json"]
+    run_env = {**os.environ, "PATH": f"{launcher.parent}:{env['PATH']}", "PYTHONPATH": str(SRC)}
+    proc = subprocess.run(command, env=run_env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    rows = {(r["query"], r["skillpilot"]): r for r in report["rows"]}
+    without, with_skillpilot = rows[("commit my changes", False)], rows[("commit my changes", True)]
+    assert (without["listed"], without["named"], without["context_chars"]) == (True, False, 0)
+    assert (with_skillpilot["named"], with_skillpilot["context_named"]) == (True, "git-commit")
+    assert with_skillpilot["context_chars"] > 0 and with_skillpilot["listing_chars"] == without["listing_chars"]
+    assert rows[("what is the capital of France?", True)]["context_named"] is None
+    assert report["summary"]["with"]["named_by_skillpilot"] == 1
+    assert report["summary"]["with"]["out_of_scope_quiet"] == 1
