@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import skillpilot
+from skillpilot import SkillPilot
 from skillpilot.adapters.hooks import RECHECK_SECONDS
 from skillpilot.adapters.hosts.claude_code import offered_roots
 from skillpilot.adapters.hosts.files import hook_command
@@ -423,3 +424,40 @@ def test_an_edited_project_skill_is_indexed_again(tmp_path: Path, claude_home: P
             time.sleep(0.1)
     assert hard not in before.stdout
     assert hard in context_of(after.stdout)
+
+
+def test_same_name_skills_are_named_as_claude_code_lists_them_and_the_signal_goes_to_the_one_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Claude Code lists a skill by its folder: both SKILL.md say `mcp-builder` (checked with the CLI).
+    claude = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    skills = claude / "skills"
+    write_skill(
+        skills,
+        "mcp-builder",
+        "name: mcp-builder\ndescription: Build MCP servers in Python with FastMCP. Use when the user wants an MCP "
+        "server in Python.",
+    )
+    write_skill(
+        skills,
+        "mcp-builder-composiohq",
+        "name: mcp-builder\ndescription: Build MCP servers in TypeScript with the official SDK. Use when the user "
+        "wants an MCP server in TypeScript.",
+    )
+    write_skill(skills, "ahrefs-automation", "name: Ahrefs Automation\ndescription: Automate Ahrefs SEO reports.")
+    # Every route soft: a signal follows only a shortlist or a pass-through.
+    pilot = SkillPilot(home=tmp_path / "home", preconditions=False, soft_threshold=0.01, hard_threshold=0.999)
+    pilot.index([skills])
+    by_folder = {Path(s.skill.path).name: s.id for s in pilot.skills()}
+    with advertised_service(pilot):
+        home = pilot.settings.home
+        typescript = run_hook(home, prompt_payload("build an MCP server in TypeScript with the official SDK", tmp_path))
+        assert "`mcp-builder-composiohq`" in context_of(typescript.stdout)
+        seo = run_hook(home, prompt_payload("automate my Ahrefs SEO reports", tmp_path))
+        assert "`ahrefs-automation`" in context_of(seo.stdout) and "Ahrefs Automation`" not in seo.stdout
+        run_hook(home, prompt_payload("build an MCP server", tmp_path))
+        run_hook(home, tool_payload("mcp-builder-composiohq", tmp_path))
+    (signal,) = [s for s in pilot.feedback_signals() if s.query == "build an MCP server"]
+    assert (signal.skill, signal.wrong) == (by_folder["mcp-builder-composiohq"], by_folder["mcp-builder"])
+    pilot.close()
