@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import skillpilot
+from skillpilot import SkillPilot
 from skillpilot.adapters.hooks import RECHECK_SECONDS
 from skillpilot.adapters.hosts.claude_code import offered_roots
 from skillpilot.adapters.hosts.files import hook_command
@@ -313,7 +314,9 @@ def test_a_service_that_errors_fails_open(tmp_path: Path, claude_home: Path) -> 
     assert "skipped (OSError: the service answered 'HTTP/1.1 422 Unprocessable Entity')" in proc.stderr
 
 
-def test_session_start_starts_the_service_detached_and_prompts_never_wait(tmp_path: Path, claude_home: Path) -> None:
+def test_session_start_starts_the_service_detached_and_the_first_prompt_is_routed(
+    tmp_path: Path, claude_home: Path
+) -> None:
     home = tmp_path / "home"
     indexed(home).close()
     # Keyword matching only: the started service needs no models, so the test is quick.
@@ -325,8 +328,10 @@ def test_session_start_starts_the_service_detached_and_prompts_never_wait(tmp_pa
     prompt = run_hook(home, prompt_payload("commit my changes", tmp_path))
     try:
         assert (started.returncode, started.stdout, started.stderr) == (0, "", "")
-        # The prompt found the service starting (it holds serve.lock): no second start, no wait.
-        assert (prompt.returncode, prompt.stdout, prompt.stderr) == (0, "", "")
+        # The prompt found the service starting (it holds serve.lock): no second start; it waited
+        # for the service (at most STARTUP_WAIT) and was routed.
+        assert (prompt.returncode, prompt.stderr) == (0, "")
+        assert "git-commit" in context_of(prompt.stdout)
         pid = lifecycle.lock_holder(home)
         assert pid
         current, again = lifecycle.start(home)
@@ -337,17 +342,33 @@ def test_session_start_starts_the_service_detached_and_prompts_never_wait(tmp_pa
     assert not (home / "serve.json").exists()
 
 
-def test_a_prompt_without_a_service_starts_one_and_goes_on_unrouted(tmp_path: Path) -> None:
+def test_a_prompt_without_a_service_starts_one_and_is_routed_by_it(tmp_path: Path, claude_home: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
+    indexed(home).close()
     (home / "config.yaml").write_text("router:\n  enableSemantic: false\n", encoding="utf-8")
     try:
         proc = run_hook(home, prompt_payload("commit my changes", tmp_path))
-        assert (proc.returncode, proc.stdout) == (0, "")
-        assert proc.stderr == "skillpilot hook: starting the service; this prompt goes on unrouted\n"
+        assert (proc.returncode, proc.stderr) == (0, "")
+        assert "git-commit" in context_of(proc.stdout)
         assert lifecycle.lock_holder(home)
     finally:
         lifecycle.stop(home)
+
+
+def test_a_broken_config_is_named_on_the_prompts_stderr_in_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    config = home / "config.yaml"
+    config.write_text("router:\n  hardThreshold: 0.9\n  softThreshold: [oops\n", encoding="utf-8")
+    for _ in range(2):  # every prompt says it, not only the first
+        proc = run_hook(home, prompt_payload("commit my changes", tmp_path))
+        assert (proc.returncode, proc.stdout) == (0, "")
+        assert proc.stderr == (
+            f"skillpilot hook: the service could not start: error: config '(file)' (in {config}): not valid "
+            "YAML: line 4, column 1: expected ',' or ']', but got '<stream end>' (while parsing a flow sequence "
+            f"that starts at line 3, column 18); this prompt goes on unrouted (see {home / 'serve.log'})\n"
+        )
+        assert lifecycle.lock_holder(home) is None
 
 
 def test_hook_client_main_is_the_cli_hook(tmp_path: Path) -> None:
@@ -403,3 +424,40 @@ def test_an_edited_project_skill_is_indexed_again(tmp_path: Path, claude_home: P
             time.sleep(0.1)
     assert hard not in before.stdout
     assert hard in context_of(after.stdout)
+
+
+def test_same_name_skills_are_named_as_claude_code_lists_them_and_the_signal_goes_to_the_one_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Claude Code lists a skill by its folder: both SKILL.md say `mcp-builder` (checked with the CLI).
+    claude = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    skills = claude / "skills"
+    write_skill(
+        skills,
+        "mcp-builder",
+        "name: mcp-builder\ndescription: Build MCP servers in Python with FastMCP. Use when the user wants an MCP "
+        "server in Python.",
+    )
+    write_skill(
+        skills,
+        "mcp-builder-composiohq",
+        "name: mcp-builder\ndescription: Build MCP servers in TypeScript with the official SDK. Use when the user "
+        "wants an MCP server in TypeScript.",
+    )
+    write_skill(skills, "ahrefs-automation", "name: Ahrefs Automation\ndescription: Automate Ahrefs SEO reports.")
+    # Every route soft: a signal follows only a shortlist or a pass-through.
+    pilot = SkillPilot(home=tmp_path / "home", preconditions=False, soft_threshold=0.01, hard_threshold=0.999)
+    pilot.index([skills])
+    by_folder = {Path(s.skill.path).name: s.id for s in pilot.skills()}
+    with advertised_service(pilot):
+        home = pilot.settings.home
+        typescript = run_hook(home, prompt_payload("build an MCP server in TypeScript with the official SDK", tmp_path))
+        assert "`mcp-builder-composiohq`" in context_of(typescript.stdout)
+        seo = run_hook(home, prompt_payload("automate my Ahrefs SEO reports", tmp_path))
+        assert "`ahrefs-automation`" in context_of(seo.stdout) and "Ahrefs Automation`" not in seo.stdout
+        run_hook(home, prompt_payload("build an MCP server", tmp_path))
+        run_hook(home, tool_payload("mcp-builder-composiohq", tmp_path))
+    (signal,) = [s for s in pilot.feedback_signals() if s.query == "build an MCP server"]
+    assert (signal.skill, signal.wrong) == (by_folder["mcp-builder-composiohq"], by_folder["mcp-builder"])
+    pilot.close()

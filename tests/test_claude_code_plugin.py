@@ -33,7 +33,8 @@ from .surfaces_util import SKILLS, advertised_service  # noqa: E402
 pytestmark = pytest.mark.real_cli
 
 PLUGIN = REPO / "adapters" / "claude-code"
-HOOK = "skillpilot hook claude-code"
+# The standard-library client, found through the `skillpilot` command (hooks/hook.py), as setup runs it.
+HOOK = 'python3 -S "${CLAUDE_PLUGIN_ROOT}/hooks/hook.py" claude-code'
 
 
 def claude(binary: Path, *args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -73,11 +74,13 @@ def test_the_installed_plugin_routes_prompts_and_serves_mcp(tmp_path: Path, monk
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     for name in ("git-commit", "csv-analyze", "email-send"):
         shutil.copytree(SKILLS / name, home / ".claude" / "skills" / name)
-    # The plugin runs `skillpilot` from PATH: this checkout's, as `pip install` would put there.
+    # The plugin runs `skillpilot` from PATH (its MCP server; its hook asks that command's
+    # interpreter where the hook client is): a console script as `pip install` writes one.
     bin_dir.mkdir()
     shim = bin_dir / "skillpilot"
-    pythonpath = str(REPO / "src")
-    shim.write_text(f'#!/bin/sh\nPYTHONPATH={pythonpath} exec {sys.executable} -m skillpilot "$@"\n', encoding="utf-8")
+    shim.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom skillpilot.cli import main\nsys.exit(main())\n", encoding="utf-8"
+    )
     shim.chmod(0o755)
     env = {**offline_env(home), "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     env["SKILLPILOT_HOME"] = str(skillpilot_home)

@@ -38,6 +38,10 @@ def test_index_reports_on_stderr_and_json_on_stdout(isolated_home: Path, tmp_pat
     report = json.loads(machine.stdout)
     assert (report["total"], report["unchanged"]) == (1, 1)
     assert report["skipped"][0]["path"] == str(bad)
+    other = tmp_path / "other"
+    write_skill(other, "lunch", "name: lunch\ndescription: Order lunch for the whole team.")
+    second = run("index", str(other), home=isolated_home)
+    assert "indexed 1 skills from 1 root(s) (the index holds 2) in " in second.stderr
 
 
 def test_route_json_and_exit_codes(indexed: Path) -> None:

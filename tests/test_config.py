@@ -146,7 +146,11 @@ def test_arguments_beat_env_beat_file(isolated_home: Path, monkeypatch: pytest.M
             "config 'prefer' (in {path}): 'github-advanced' is not a mapping of names",
         ),
         ("- a list\n", "config '(file)' (in {path}): the top level must be a mapping"),
-        ("router: [\n", "config '(file)' (in {path}): not valid YAML"),
+        (
+            "router:\n  hardThreshold: 0.9\n  softThreshold: [oops\n",
+            "config '(file)' (in {path}): not valid YAML: line 4, column 1: expected ',' or ']', but got "
+            "'<stream end>' (while parsing a flow sequence that starts at line 3, column 18)",
+        ),
     ],
 )
 def test_invalid_values_name_the_key_and_what_is_allowed(isolated_home: Path, text: str, message: str | None) -> None:
@@ -157,6 +161,7 @@ def test_invalid_values_name_the_key_and_what_is_allowed(isolated_home: Path, te
     with pytest.raises(ConfigError) as caught:
         load_settings()
     assert str(caught.value).startswith(message.replace("{path}", str(path)))
+    assert "\n" not in str(caught.value)  # one line, as a hook prints it
 
 
 def test_env_errors_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -120,6 +120,32 @@ def test_try_box_tells_a_pick_from_a_pass_through_and_records_feedback(tmp_path:
 
 @pytest.mark.browser
 @needs_browser
+def test_badges_stay_in_their_cells_and_an_empty_message_clears_the_result(tmp_path: Path, browser: Any) -> None:
+    pilot = indexed(tmp_path / "home")
+    with uvicorn_on_loopback(create_app(pilot)) as url:
+        post(url, "/route", {"message": "how long do I boil an egg"})
+        page = browser.new_page(viewport=SCREEN)
+        page.goto(url + "/")
+        page.wait_for_selector("#newest-rows tr")
+        page.click(".tabs button[data-tab='log']")
+        page.wait_for_selector("#log-rows tr")
+        for rows in ("#newest-rows", "#log-rows"):
+            tag = box(page, f"{rows} .tag.passthrough")
+            cell = page.locator(f"{rows} .tag.passthrough").first.locator("xpath=..").bounding_box()
+            assert cell is not None and tag["x"] + tag["width"] <= cell["x"] + cell["width"] + 0.5, (rows, tag, cell)
+        page.fill("#try-input", "commit my changes")
+        page.click("#try-form button")
+        page.wait_for_selector("#try-winner")
+        page.fill("#try-input", "   ")
+        page.click("#try-form button")
+        page.wait_for_selector("#try-empty")
+        assert page.locator("#try-winner").count() == 0
+        assert page.locator("#try-empty").inner_text() == "type a message to route it"
+        page.close()
+
+
+@pytest.mark.browser
+@needs_browser
 def test_docs_render_with_no_network(tmp_path: Path, browser: Any) -> None:
     pilot = indexed(tmp_path / "home")
     elsewhere: list[str] = []

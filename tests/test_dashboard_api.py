@@ -60,6 +60,9 @@ def test_log_pages_newest_first_with_filters_and_a_total(tmp_path: Path) -> None
         assert [e["query"] for e in hooks["entries"]] == [messages[5], messages[3], messages[1]]
         assert hooks["total"] == 3
         assert request(url, "GET", "/log?since=yesterday")[0] == 400
+        status, refused = request(url, "GET", "/log?decision=maybe")
+        assert status == 422
+        assert "decision" in refused["error"]["message"] and "'passthrough'" in refused["error"]["message"]
 
 
 def test_activity_gives_routing_time_percentiles_by_surface_over_the_window(tmp_path: Path) -> None:

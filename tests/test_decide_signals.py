@@ -51,4 +51,5 @@ def test_a_soft_shortlist_names_runners_up_down_to_the_shortlist_score_and_three
             alternative("slides", 0.2),
         ),
     )
-    assert action_for(result).candidates == ("charts", "plots", "graphs")
+    # The first two to qualify in the router's order, shown (and listed) the most confident first.
+    assert action_for(result).candidates == ("charts", "graphs", "plots")

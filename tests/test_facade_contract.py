@@ -160,7 +160,9 @@ def test_errors_for_bad_input_are_project_errors(isolated_home: Path, tmp_path: 
     assert BenchErrorFromBench is BenchError and issubclass(BenchError, SkillPilotError)
     pilot = SkillPilot(home=isolated_home, enable_semantic=False)
     pilot.index([_skills(tmp_path / "skills")])
-    with pytest.raises(FeedbackError, match="use one of confirmed, corrected, ignored"):
+    with pytest.raises(
+        FeedbackError, match=r"feedback kind 'liked': use confirm, correct, ignore \(or confirmed, corrected, ignored\)"
+    ):
         pilot.feedback("liked", "merge PDF files", skill="pdf-merge")
     with pytest.raises(SkillPilotError, match="needs wrong="):
         pilot.feedback("corrected", "merge PDF files", skill="pdf-merge")

@@ -135,7 +135,9 @@ def test_skills_are_checked_and_named_canonically(pilot: SkillPilot) -> None:
         pilot.feedback("corrected", CORRECTED, wrong="chat")
     with pytest.raises(ValueError, match="two different skills"):
         pilot.feedback("corrected", CORRECTED, wrong="chat", right="chat")
-    with pytest.raises(ValueError, match="use one of confirmed, corrected, ignored"):
+    with pytest.raises(
+        ValueError, match=r"feedback kind 'liked': use confirm, correct, ignore \(or confirmed, corrected, ignored\)"
+    ):
         pilot.feedback("liked", CORRECTED, skill="chat")
 
 

@@ -11,6 +11,8 @@ from skillpilot.adapters import action_for
 from skillpilot.adapters.hosts import get_host
 from skillpilot.adapters.hosts.claude_code import HOST, SKILL_TOOL
 from skillpilot.adapters.hosts.hooks import HostHooks, hook_context
+from skillpilot.market.dedup import copies_among
+from skillpilot.model import Alternative, RouteResult, SkillRef
 
 from .conftest import write_skill
 from .surfaces_util import indexed
@@ -35,6 +37,46 @@ def test_a_library_skill_is_read_by_path_and_a_listed_one_invoked(tmp_path: Path
     listed = action_for(result, via=SKILL_TOOL).context
     assert SKILL_TOOL in listed and "SKILL.md" not in listed
     pilot.close()
+
+
+def test_copies_in_the_top_five_turn_a_library_pass_through_into_a_shortlist(tmp_path: Path) -> None:
+    # At 1,000 skills with forks, semgrep passed through at 0.0755: its fork took the margin.
+    library = tmp_path / "library"
+    body = "# Semgrep\n\nRun `semgrep scan --config auto` over the repository and triage each finding by rule.\n" * 3
+    described = "description: Scan code for security bugs with Semgrep rules and triage the findings."
+    for name in ("semgrep", "semgrep-fork1"):
+        write_skill(library, name, f"name: {name}\n{described}", body)
+    write_skill(library, "codeql", "name: codeql\ndescription: Query code as data with CodeQL databases.", "# CodeQL\n")
+    pilot = indexed(tmp_path / "home")
+    pilot.index([library])
+    skills = {s.id: s for s in pilot.skills()}
+    copies = copies_among([skills["semgrep"], skills["semgrep-fork1"], skills["codeql"]])
+    assert copies == [("semgrep", "semgrep-fork1")]
+    ref = SkillRef(id="semgrep", name="semgrep", path=str(library / "semgrep"), description="Scan code.", key="semgrep")
+    passed = RouteResult(
+        query="scan this repo with semgrep",
+        skill=ref,
+        confidence=0.0755,
+        decision="passthrough",
+        method="hybrid",
+        alternatives=(
+            Alternative("semgrep-fork1", str(library / "semgrep-fork1"), 0.4176, "semgrep-fork1"),
+            Alternative("codeql", str(library / "codeql"), 0.0163, "codeql"),
+        ),
+    )
+    action = action_for(passed, via=SKILL_TOOL, library_roots=(str(library),), copies=copies)
+    fork_md = library / "semgrep-fork1" / "SKILL.md"
+    assert (action.type, action.candidates) == ("inject", ("semgrep", "semgrep-fork1"))
+    assert action.context.splitlines() == [
+        "SkillPilot: the skill `semgrep` may fit this prompt (confidence 0.0755).",
+        "Skill: Scan code.",
+        f"Path: {library / 'semgrep' / 'SKILL.md'}",
+        f"Also consider `semgrep-fork1` (confidence 0.4176, a copy of `semgrep`), {fork_md}",
+        "If one of them fits the request, read its SKILL.md and follow its instructions; otherwise answer as usual.",
+    ]
+    # Without copies, or outside library mode, a pass-through stays one.
+    assert action_for(passed, via=SKILL_TOOL, library_roots=(str(library),)).type == "passthrough"
+    assert action_for(passed, via=SKILL_TOOL, copies=copies).type == "passthrough"
 
 
 def test_codex_library_roots_hand_over_a_skill_codex_does_not_list(

@@ -179,6 +179,37 @@ def test_example_skills(examples: dict[str, SkillLint]) -> None:
     assert all(f.code != "confusable" for f in examples["csv-analyze"].findings)
 
 
+def test_an_indexed_skill_scores_the_same_by_id_and_by_path(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    pilot = SkillPilot(home=home, preconditions=False, feedback_enabled=False)
+    pilot.index([EXAMPLES / "skills"])
+    by_id = {r.id: r for r in lint(pilot, only={"translate-text"})}["translate-text"]
+    assert by_id.score < 100.0  # vague beside localize-app-strings: found only against the index
+    pilot.close()
+    proc = run_cli("lint", str(EXAMPLES / "skills" / "translate-text"), "--json", home=home)
+    assert proc.returncode == 0, proc.stderr
+    (by_path,) = json.loads(proc.stdout)["skills"]
+    assert (by_path["id"], by_path["score"]) == ("translate-text", by_id.score)
+    # A folder the index does not hold is linted on its own, as before.
+    alone = tmp_path / "alone"
+    shutil.copytree(EXAMPLES / "skills" / "translate-text", alone / "translate-text")
+    proc = run_cli("lint", str(alone), "--json", home=home)
+    assert json.loads(proc.stdout)["skills"][0]["score"] == 100.0
+
+
+def test_a_skill_indexed_by_keywords_only_is_linted_beside_embedded_ones(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    pilot = SkillPilot(home=home, preconditions=False, feedback_enabled=False)
+    pilot.index([EXAMPLES / "skills"])
+    words_only = tmp_path / "words-only"
+    write_skill(words_only, "lunch-order", "name: lunch-order\ndescription: Order lunch for the team.")
+    SkillPilot(home=home, enable_semantic=False).index([words_only])
+    reports = {r.id: r for r in lint(pilot)}  # raised KeyError on the skill without vectors
+    assert {f.code for f in reports["lunch-order"].findings} >= {"short-description"}
+    assert len(reports) == 17
+    pilot.close()
+
+
 def _cli(*args: str, home: Path) -> CliOutcome:
     # Keyword-only keeps each process fast; the checks that need meaning are tested above.
     return run_cli(*args, home=home, SKILLPILOT_ENABLE_SEMANTIC="false")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,12 @@ def test_cli_plan(tmp_path: Path) -> None:
     assert human.returncode == 0
     assert human.stdout.startswith("1. hard        git-commit  confidence ")
     assert "one step" in human.stderr
+
+
+def test_the_guides_plan_example_splits_over_the_example_skills(pilot: SkillPilot) -> None:
+    guide = (Path(__file__).parent.parent / "docs" / "guides" / "writing-skills.md").read_text(encoding="utf-8")
+    commands = re.findall(r'^skillpilot plan "([^"]+)"$', guide, flags=re.MULTILINE)
+    assert commands, "the guide shows a `skillpilot plan` command"
+    for message in commands:
+        steps = pilot.plan(message).plan
+        assert [s.skill.id for s in steps if s.skill] == ["web-scrape", "spreadsheet-charts"], (message, steps)

@@ -6,6 +6,7 @@ import json
 import urllib.request
 from pathlib import Path
 
+from skillpilot import SkillPilot
 from skillpilot.serve.http import create_app
 
 from .conftest import write_skill
@@ -38,6 +39,15 @@ def test_route_only_over_the_given_roots(tmp_path: Path) -> None:
     assert all(a.id != "commit-wizard" for a in only_examples.alternatives)
     nowhere = pilot.route("commit my changes", roots=[str(tmp_path / "nothing-here")])
     assert (nowhere.decision, nowhere.skill, nowhere.method) == ("passthrough", None, "no-match")
+    assert nowhere.reasons == (f"no skill can be under {tmp_path / 'nothing-here'}: no such file or folder",)
+    not_indexed = tmp_path / "not-indexed"
+    write_skill(not_indexed, "lunch", "name: lunch\ndescription: Order lunch for the team.")
+    unindexed = pilot.route("order lunch", roots=[str(not_indexed)])
+    assert unindexed.reasons == (
+        f"no indexed skill is under {not_indexed}: index it first (`skillpilot index FOLDER`)",
+    )
+    empty = SkillPilot(home=tmp_path / "empty-home", embed_provider="trigram-test").route("commit my changes")
+    assert empty.reasons == ("the index holds no skills: index a folder of them first (`skillpilot index FOLDER`)",)
 
 
 def test_the_fast_path_ignores_trigger_phrases_outside_the_roots(tmp_path: Path) -> None:

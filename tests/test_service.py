@@ -48,7 +48,9 @@ def test_start_status_second_start_second_serve_and_stop(keyword_home: Path) -> 
         assert restarted["pid"] != first["pid"]
         first = {**first, "pid": restarted["pid"], "url": restarted["url"]}
 
-        status = json.loads(cli("service", "status", "--json", home=home).stdout)
+        up = cli("service", "status", "--json", home=home)
+        assert up.returncode == 0
+        status = json.loads(up.stdout)
         assert {k: status[k] for k in ("running", "pid", "url", "skills")} == {
             "running": True,
             "pid": first["pid"],
@@ -61,7 +63,8 @@ def test_start_status_second_start_second_serve_and_stop(keyword_home: Path) -> 
         stopped = cli("service", "stop", "--json", home=home)
     assert json.loads(stopped.stdout) == {"stopped": True, "pid": first["pid"]}
     assert not (home / "serve.json").exists()
-    assert json.loads(cli("service", "status", "--json", home=home).stdout)["running"] is False
+    down = cli("service", "status", "--json", home=home)
+    assert (down.returncode, json.loads(down.stdout)["running"]) == (1, False)
     assert json.loads(cli("service", "stop", "--json", home=home).stdout) == {"stopped": False, "pid": None}
 
 

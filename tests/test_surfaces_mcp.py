@@ -24,7 +24,7 @@ from skillpilot.omni import load_triples  # noqa: E402
 from skillpilot.ontoskills import shapes  # noqa: E402
 from skillpilot.serve.mcp import build_server  # noqa: E402
 
-from .conftest import write_skill  # noqa: E402
+from .conftest import REPO, write_skill  # noqa: E402
 from .surfaces_util import SKILL_COUNT, indexed  # noqa: E402
 
 SEARCH_KEYS = {"skill_id", "qualified_id", "score", "matched_by", "intents", "aliases", "trust_tier"}
@@ -106,6 +106,39 @@ def test_ontoskill_by_id_alias_or_qualified_id_gives_the_skill_context(pilot: Sk
     text = commit.content[0].text  # type: ignore[union-attr]
     assert text.startswith("## git-commit\nStage changes and create a git commit")
     assert "Requires: git" in text
+
+
+def test_ontoskill_loads_every_skill_id_its_search_returns(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    # Named as Composio's automation skills are: a space in the name, so in the id.
+    write_skill(root, "ahrefs", "name: Ahrefs Automation\ndescription: Automate Ahrefs SEO backlink reports.")
+    write_skill(root, "toggl", "name: Toggl Automation\ndescription: Automate Toggl time tracking entries.")
+    pilot = SkillPilot(home=tmp_path / "home", embed_provider="trigram-test")
+    pilot.index([root])
+    found = call(pilot, "ontoskill", {"q": "automate ahrefs seo backlink reports"}).structured_content
+    assert found is not None and found["results"], found
+    for result in found["results"]:
+        for q in (result["skill_id"], result["qualified_id"]):
+            context = call(pilot, "ontoskill", {"q": q}).structured_content
+            assert context is not None and context["skill"]["id"] == result["skill_id"], (q, context)
+
+
+def test_the_claude_code_plugin_names_the_tools_the_server_has() -> None:
+    manifest = json.loads((REPO / "adapters" / "claude-code" / ".claude-plugin" / "plugin.json").read_text())
+    listed = manifest["description"].split("MCP server (", 1)[1].split(")", 1)[0]
+    assert sorted(listed.split(", ")) == sorted(TOOLS)
+
+
+def test_an_unknown_tool_is_a_structured_error(pilot: SkillPilot) -> None:
+    answer = call(pilot, "route_message", {"message": "commit my changes"})
+    assert answer.is_error is True
+    assert answer.structured_content == {
+        "error": {
+            "code": "unknown_tool",
+            "message": f"there is no tool 'route_message'; call one of {', '.join(sorted(TOOLS))}",
+            "allowed": sorted(TOOLS),
+        }
+    }
 
 
 def test_ontoskill_search_answers_in_ontoskills_result_shape(pilot: SkillPilot) -> None:

@@ -98,3 +98,40 @@ def test_watch_command_reports_each_reindex(isolated_home: Path, tmp_path: Path)
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=WAIT_SECONDS) == 0, proc.stderr.read() if proc.stderr else ""
+
+
+def test_a_json_tool_catalog_is_watched_alone_not_its_folders_tree(isolated_home: Path, tmp_path: Path) -> None:
+    catalog = tmp_path / "catalogs" / "tools.json"
+    catalog.parent.mkdir()
+    catalog.write_text('[{"name": "zip-tool", "description": "Pack files into a zip archive."}]')
+    write_skill(tmp_path / "catalogs" / "unrelated", "other", "name: other\ndescription: Not indexed.")
+    pilot = SkillPilot(home=isolated_home, preconditions=False, enable_semantic=False, refresh_interval=DAY_MINUTES)
+    pilot.index([catalog])
+    reports: list[IndexReport] = []
+    # The index's own roots, as the service watches them.
+    with IndexWatcher(pilot.settings, on_report=reports.append) as watcher:
+        assert watcher.watched == [(catalog.parent.resolve(), False)]
+        wait_until(lambda: bool(reports), "the first round never ran")
+        catalog.write_text(
+            '[{"name": "zip-tool", "description": "Pack files into a zip archive."},'
+            ' {"name": "tar-tool", "description": "Pack files into a tar archive."}]'
+        )
+        wait_until(lambda: "tar-tool" in {s.id for s in pilot.skills()}, "the catalog's change was missed")
+    pilot.close()
+
+
+def test_a_root_indexed_while_the_service_runs_is_watched(isolated_home: Path, tmp_path: Path) -> None:
+    first, later = tmp_path / "first", tmp_path / "later"
+    write_skill(first, "git-commit", "name: git-commit\ndescription: Commit staged changes to git.")
+    write_skill(later, "zip-archive", "name: zip-archive\ndescription: Pack files into a zip archive.")
+    pilot = SkillPilot(home=isolated_home, preconditions=False, enable_semantic=False, refresh_interval=DAY_MINUTES)
+    pilot.index([first])
+    with Refresher(pilot.settings) as refresher:
+        # Another process (`skillpilot index later`) adds a root while the service runs.
+        other = SkillPilot(home=isolated_home, preconditions=False, enable_semantic=False)
+        other.index([later])
+        other.close()
+        wait_until(lambda: (later.resolve(), True) in refresher.watched, "the new root was never watched")
+        write_skill(later, "tar-archive", "name: tar-archive\ndescription: Pack files into a tar archive.")
+        wait_until(lambda: "tar-archive" in {s.id for s in pilot.skills()}, "the new root's change was missed")
+    pilot.close()

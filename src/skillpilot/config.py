@@ -489,6 +489,22 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """PyYAML's error as one line that says where: "line 3, column 18: expected ',' or ']' ..."
+    (its own text spans lines and quotes the file back; a hook prints errors on one line)."""
+
+    def at(mark: Any) -> str:
+        return f"line {mark.line + 1}, column {mark.column + 1}"
+
+    mark, began = getattr(error, "problem_mark", None), getattr(error, "context_mark", None)
+    problem = getattr(error, "problem", None) or str(error)
+    context = getattr(error, "context", None)
+    text = f"{at(mark)}: {problem}" if mark is not None else problem
+    if context:
+        text += f" ({context}" + (f" that starts at {at(began)})" if began is not None else ")")
+    return " ".join(text.split())
+
+
 def resolve_settings(home: Path | None = None, **overrides: Any) -> tuple[Settings, dict[str, str]]:
     """Settings, and for each field set anywhere but the defaults, where it was set (the config
     file's path, the env variable's name, or ``override``)."""
@@ -500,7 +516,7 @@ def resolve_settings(home: Path | None = None, **overrides: Any) -> tuple[Settin
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
-            raise ConfigError("(file)", f"not valid YAML: {exc}", str(path)) from exc
+            raise ConfigError("(file)", f"not valid YAML: {_yaml_problem(exc)}", str(path)) from exc
         if not isinstance(data, Mapping):
             raise ConfigError("(file)", "the top level must be a mapping", str(path))
         for dotted, value in _flatten(data).items():

@@ -151,9 +151,10 @@ class Signal:
     ) -> Signal:
         """A signal from the arguments a user gives; raises ``FeedbackError`` naming what is missing."""
         aliases = {"confirm": "confirmed", "correct": "corrected", "ignore": "ignored"}
-        kind = aliases.get(kind, kind)
+        given, kind = kind, aliases.get(kind, kind)
         if kind not in SIGNAL_KINDS:
-            raise FeedbackError(f"feedback kind {kind!r}: use one of {', '.join(SIGNAL_KINDS)}")
+            # The verbs first: the ones the CLI's subcommands take, and every other surface too.
+            raise FeedbackError(f"feedback kind {given!r}: use {', '.join(aliases)} (or {', '.join(SIGNAL_KINDS)})")
         if not query.strip():
             raise FeedbackError("feedback needs the message (query) it is about")
         query = cap_query(query)

@@ -64,6 +64,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -78,6 +79,7 @@ from .redirects import target_finder
 from .retrieve.dense import EMBEDDING
 from .retrieve.fast import ROUTE_AT_ONCE, FastMatcher
 from .router import SkillPilot
+from .skills.discover import load_skills
 from .text import Query, tokenize, words
 
 Severity = Literal["error", "warning", "info"]
@@ -188,6 +190,17 @@ def lint(
     return results
 
 
+def indexed_under(pilot: SkillPilot, paths: Sequence[Path]) -> list[str] | None:
+    """The ids of the skills under ``paths`` when ``pilot``'s index holds every one of them as it
+    is on disk (same path, same content), else None. Those are linted by id, against the whole
+    index, so a skill scores the same whether it is named by its id or by its folder; a folder
+    the index lacks (or holds an older version of) is linted on its own instead."""
+    found = load_skills(list(paths)).skills
+    held = {(s.skill.path, s.skill.content_hash): s.id for s in pilot.skills()}
+    ids = [held.get((s.path, s.content_hash)) for s in found]
+    return [i for i in ids if i is not None] if found and None not in ids else None
+
+
 def _excerpt(text: str) -> str:
     return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1].rstrip() + "…"
 
@@ -248,11 +261,20 @@ def _closest_descriptions(
     if not pilot.encoders or len(skills) < 2:
         return {}
     stored = [pilot.store.vectors(vector_space(encoder, EMBEDDING)) for encoder in pilot.encoders]
+    # A skill indexed without these models (keywords only) has no vectors: it is compared with
+    # nothing (a zero row), and has no parts of its own to compare.
+    embedded = [all((s.skill.root, s.key) in v for v in stored) for s in skills]
+    zeros = [np.zeros(e.dim, dtype=np.float32) for e in pilot.encoders]
     # Part 0 is always "name: description" (EmbeddingRecipe).
-    descriptions = [np.stack([v[(s.skill.root, s.key)][0] for s in skills]) for v in stored]
+    descriptions = [
+        np.stack([v[(s.skill.root, s.key)][0] if ok else zero for s, ok in zip(skills, embedded, strict=True)])
+        for v, zero in zip(stored, zeros, strict=True)
+    ]
     closest = {}
     for index in targets:
         skill = skills[index]
+        if not embedded[index]:
+            continue
         parts = [v[(skill.skill.root, skill.key)][1:] for v in stored]
         # mean cosine over encoders, like conflict detection: (parts, skills)
         sims = sum(p @ d.T for p, d in zip(parts, descriptions, strict=True)) / len(stored)

@@ -66,6 +66,7 @@ from .index.builder import Progress, build_index, space_named
 from .model import (
     BM25,
     Alternative,
+    Candidate,
     IndexedSkill,
     IndexReport,
     RetrieverId,
@@ -79,6 +80,7 @@ from .rank import Ranking, rank
 from .retrieve.dense import EMBEDDING, DenseRetriever, single_threaded_blas
 from .retrieve.keywords import keyword_floor, keyword_terms
 from .routelog import LogEntry, LogFilter, RouteLog, SurfaceLatency
+from .smalltalk import is_small_talk
 from .text import Query, clean_text
 from .tokens import TokenCounter
 
@@ -475,15 +477,16 @@ class SkillPilot:
         query = message if isinstance(message, Query) else Query.of(message)
         settings = self.settings
         with single_threaded_blas():
-            ranking = self._rank(catalog, query, roots)
-            if not ranking.candidates:
+            unmatched = self._nothing_to_rank(catalog, query, roots)
+            ranking = self._rank(catalog, query, roots) if unmatched is None else None
+            if ranking is None or not ranking.candidates:
                 return RouteResult(
                     query=query.text,
                     skill=None,
                     confidence=0.0,
                     decision="passthrough",
                     method="no-match",
-                    reasons=("no skill matched any word or meaning of the message",),
+                    reasons=(unmatched or "no skill matched any word or meaning of the message",),
                     trace=explain.catalog_stages(catalog) if trace else None,
                     latency_ms=(time.perf_counter() - started - loading) * 1000,
                     load_ms=round(loading * 1000, 3),
@@ -525,6 +528,21 @@ class SkillPilot:
             load_ms=round(loading * 1000, 3),
         )
 
+    def _nothing_to_rank(self, catalog: Catalog, query: Query, roots: Sequence[str] | None) -> str | None:
+        """Why ``query`` cannot go to any skill before anything is ranked (None: rank it): the
+        index or the folders asked for hold no skill, or the message is small talk."""
+        if not catalog.skills:
+            return "the index holds no skills: index a folder of them first (`skillpilot index FOLDER`)"
+        if roots is not None and not catalog.under(roots).any():
+            missing = [r for r in roots if not Path(r).expanduser().exists()]
+            if missing:
+                return f"no skill can be under {', '.join(missing)}: no such file or folder"
+            listed = ", ".join(roots) or "no folder (the roots given are empty)"
+            return f"no indexed skill is under {listed}: index it first (`skillpilot index FOLDER`)"
+        if is_small_talk(query):
+            return "the message asks for nothing a skill does (greetings, thanks, yes / no and numbers name no task)"
+        return None
+
     def plan(self, message: str) -> RouteResult:
         """Route ``message`` and split it into ordered steps at every marker ("and", "then",
         然后 ...), not only the sequence markers ``route`` plans on by itself."""
@@ -543,6 +561,12 @@ class SkillPilot:
         with single_threaded_blas():
             ranking = self._rank(catalog, read)
         candidates = ranking.candidates
+        keywords = ranking.scores.lists.get(BM25)
+        if keywords is not None and not keywords.any():
+            # None of the query's terms is in any skill (a Chinese query over English skills): the
+            # keyword index cannot read it, as MiniLM cannot read Chinese, so it is not asked, and
+            # the skills are scored on the evidence of the models that read the query.
+            candidates = tuple(_unread(c, BM25) for c in candidates)
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
             score = candidate_confidence(self.calibration, candidates, ranking.method, position)
@@ -679,6 +703,16 @@ class SkillPilot:
             nearest_neighbours=catalog.nearest_neighbours,
             examples=catalog.examples.skills,
         )
+
+
+def _unread(candidate: Candidate, retriever: RetrieverId) -> Candidate:
+    """``candidate`` as if ``retriever`` had not been asked (its scores were all zero, so RRF
+    counted none of them and the fused score holds none of its evidence)."""
+    return replace(
+        candidate,
+        ranks={r: rank for r, rank in candidate.ranks.items() if r != retriever},
+        raw={r: score for r, score in candidate.raw.items() if r != retriever},
+    )
 
 
 def _hit(skill: IndexedSkill, score: float, matched_by: tuple[RetrieverId, ...]) -> SearchHit:

@@ -5,10 +5,14 @@ configured ``index.skillDirs`` on a new index). Output: an ``IndexReport`` per r
 to ``on_report``.
 
 Guarantees:
-- A watchdog observer marks the index dirty on any write, create, delete or move under a root;
-  a burst of events (an editor saving, ``git checkout``) is settled for ``DEBOUNCE_SECONDS``
-  and then indexed once. Without watchdog events (a network drive, a root created later) the
-  ``index.refreshInterval`` poll still re-scans.
+- A watchdog observer marks the index dirty on any write, create, delete or move under a root
+  folder, or of a root file (a JSON tool catalog: the file alone, through its folder without
+  recursion, never the folder's tree); a burst of events (an editor saving, ``git checkout``) is
+  settled for ``DEBOUNCE_SECONDS`` and then indexed once. Without watchdog events (a network
+  drive, a root created later) the ``index.refreshInterval`` poll still re-scans.
+- Watching the index's roots (no explicit ones), it re-reads them every ``ROOTS_SECONDS`` (one
+  query), so a root another process indexes while it runs (``skillpilot index NEWROOT``) is
+  watched from then on, and one removed from the index no longer is.
 - Re-indexing is incremental (``build_index`` compares content hashes): an unchanged skill
   costs a hash, a deleted one disappears, a broken SKILL.md is reported in the report's
   ``skipped`` and never removes or breaks the rest of the index. A failing round is logged and
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +40,8 @@ log = logging.getLogger(__name__)
 # Long enough to fold an editor's write-rename-chmod into one re-index, short enough that a
 # new skill routes within the ~2 s the service promises.
 DEBOUNCE_SECONDS = 0.3
+# How soon a root indexed by another process is watched: one cheap query per period.
+ROOTS_SECONDS = 2.0
 # Reading a file fires "opened" / "closed_no_write" on Linux: indexing itself must not count.
 _CHANGES = frozenset({"created", "deleted", "modified", "moved", "closed"})
 
@@ -63,6 +70,9 @@ class IndexWatcher:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="skillpilot-watch", daemon=True)
         self._observer: Any = None
+        self._handler_for: Callable[[Path], Any] | None = None
+        # Each watched root and the watchdog watch that carries its events.
+        self._watches: dict[Path, Any] = {}
 
     def __enter__(self) -> IndexWatcher:
         self.start()
@@ -99,17 +109,44 @@ class IndexWatcher:
         dirty = self._dirty
 
         class _Handler(FileSystemEventHandler):
+            def __init__(self, only: Path | None) -> None:
+                self.only = str(only) if only is not None else None
+
             def on_any_event(self, event: FileSystemEvent) -> None:
-                if event.event_type in _CHANGES:
+                if event.event_type not in _CHANGES:
+                    return
+                if self.only is None or self.only in (str(event.src_path), str(event.dest_path)):
                     dirty.set()
 
+        self._handler_for = lambda root: _Handler(None if root.is_dir() else root)
         self._observer = Observer()
-        for root in roots:
-            # A root that is missing now is still polled; a JSON catalog is watched via its folder.
-            folder = root if root.is_dir() else root.parent
-            if folder.is_dir():
-                self._observer.schedule(_Handler(), str(folder), recursive=True)
+        self._follow(roots)
         self._observer.start()
+
+    def _follow(self, roots: Sequence[Path]) -> bool:
+        """Watch exactly ``roots``: schedule the new ones, unschedule the gone ones. Whether a
+        root was added (its changes since it was indexed are not seen yet)."""
+        if self._observer is None or self._handler_for is None:
+            return False
+        for gone in set(self._watches) - set(roots):
+            self._observer.unschedule(self._watches.pop(gone))
+        added = False
+        for root in roots:
+            if root in self._watches:
+                continue
+            # A root that is missing now is still polled (and scheduled once it exists).
+            folder = root if root.is_dir() else root.parent
+            if not folder.is_dir():
+                continue
+            handler = self._handler_for(root)
+            self._watches[root] = self._observer.schedule(handler, str(folder), recursive=root.is_dir())
+            added = True
+        return added
+
+    @property
+    def watched(self) -> list[tuple[Path, bool]]:
+        """Each folder watchdog watches and whether recursively (a file root: its folder, not)."""
+        return sorted((Path(w.path), w.is_recursive) for w in self._watches.values())
 
     def stop(self) -> None:
         self._stop.set()
@@ -126,14 +163,22 @@ class IndexWatcher:
 
     def _run(self) -> None:
         pilot = SkillPilot(settings=self.settings)
+        poll = self.settings.refresh_interval * 60
+        due = time.monotonic() + poll
         try:
             while not self._stop.is_set():
-                self._dirty.wait(self.settings.refresh_interval * 60)
+                changed = self._dirty.wait(min(ROOTS_SECONDS, max(due - time.monotonic(), 0.0)))
                 if self._stop.is_set():
                     break
+                if not changed and not self._explicit:
+                    self._roots = [Path(r) for r in pilot.store.roots()] or self._roots
+                    changed = self._follow(self._roots)
+                if not changed and time.monotonic() < due:
+                    continue
                 # Let the burst settle: events arriving meanwhile are part of this round.
                 self._stop.wait(DEBOUNCE_SECONDS)
                 self._dirty.clear()
+                due = time.monotonic() + poll
                 try:
                     report = pilot.index(self._roots) if self._explicit else pilot.reindex()
                 except Exception:

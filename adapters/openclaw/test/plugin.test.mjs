@@ -73,7 +73,7 @@ test("a hard route prepends the skill to use, and the reply gets the routing foo
   const runner = getGlobalHookRunner();
   const built = await runner.runBeforePromptBuild(turn("commit my changes"), { sessionKey: "s1", agentId: "main" });
   assert.match(built.prependContext, /^SkillPilot routed this prompt to the skill `git-commit` \(confidence 0\.95\)\.\n/);
-  assert.match(built.prependContext, /Before anything else, invoke the skill `git-commit`, then follow its instructions\./);
+  assert.match(built.prependContext, /Before anything else, read \S+\/git-commit\/SKILL\.md and follow its instructions\./);
   const sent = await runner.runMessageSending({ content: "Committed." }, { sessionKey: "s1", channelId: "webchat" });
   assert.match(sent.content, /^Committed\.\n\n_via git-commit · \d+ms_$/);
   // The footer belongs to that one reply.

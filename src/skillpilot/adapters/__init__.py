@@ -20,6 +20,7 @@ own to what SkillPilot tells the model.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -28,7 +29,7 @@ from ..decide import SHORTLIST_SCORE
 from ..model import RouteResult, SkillRef
 from ..text import one_line_text
 
-__all__ = ["MAX_CONTEXT_CHARS", "ActionType", "AdapterAction", "action_for", "footer_for", "in_library"]
+__all__ = ["MAX_CONTEXT_CHARS", "ActionType", "AdapterAction", "action_for", "footer_for", "in_library", "skill_md"]
 
 ActionType = Literal["route", "inject", "passthrough"]
 MAX_CONTEXT_CHARS = 10_000
@@ -56,43 +57,72 @@ def action_for(
     shortlist_score: float = SHORTLIST_SCORE,
     via: str | None = None,
     library_roots: tuple[str, ...] = (),
+    copies: Sequence[Sequence[str]] = (),
     verb: str = "invoke",
 ) -> AdapterAction:
-    """The action for ``result``. A soft context is a shortlist: the top skill and the
-    runners-up whose own score reaches ``shortlist_score`` (``decide.SHORTLIST_SCORE``: chosen
-    so the shortlist holds the right skill as often as the top three do); ``via`` names the tool
-    that invokes a skill and ``verb`` what the model does with it ("activate" for Gemini CLI's
-    activate_skill). A skill
-    under one of ``library_roots`` is one the agent does not know, so the context tells the model
-    to read its SKILL.md instead of invoking it."""
+    """The action for ``result``. A soft context is a shortlist: the router's pick, then the
+    first two runners-up whose own confidence (each as if it were the pick) reaches
+    ``shortlist_score`` (``decide.SHORTLIST_SCORE``: chosen so the shortlist holds the right skill
+    as often as the top three do), shown the most confident first; every number is the confidence as the result gives
+    it. ``via`` names the tool that invokes a skill and ``verb`` what the model does with it
+    ("activate" for Gemini CLI's activate_skill); with none (LangChain, OpenClaw: no Skill
+    tool), and for a skill under one of ``library_roots`` (one the agent does not know), the
+    context tells the model to read the skill's SKILL.md instead of invoking it.
+
+    Library mode (the pick under ``library_roots``): the host lists none of those skills, so a
+    pass-through would leave the model unaware of them. When two or more of the top five are
+    copies of one another (``copies``: groups of ids, ``market.copies_among``), copies split the
+    router's confidence between them, so the pass-through is a shortlist instead: the pick and
+    the copies first, then runners-up as above, at most three, each with its SKILL.md."""
     skill = result.skill
-    if skill is None or result.decision == "passthrough":
+    if skill is None:
+        return AdapterAction("passthrough")
+    top_five = [skill.id, *(a.id for a in result.alternatives[:4])]
+    group_of = {i: n for n, group in enumerate(copies) for i in group}
+    shown = [group_of.get(i) for i in top_five]
+    copied = {i for i, group in zip(top_five, shown, strict=True) if group is not None and shown.count(group) >= 2}
+    in_library_mode = in_library(skill.path, library_roots)
+    if result.decision == "passthrough" and not (in_library_mode and copied):
         return AdapterAction("passthrough")
     name = _code(skill.name)
-    with_tool = f" with {via}" if via else ""
-    if in_library(skill.path, library_roots):
-        return _library_action(result, skill)
-    description = _line(skill.description, MAX_DESCRIPTION_CHARS)
+    read = via is None or in_library_mode
+    path = _line(str(skill_md(skill.path)) if read else skill.path)
+    use = f"read {path} and follow its instructions" if read else f"{verb} it with {via}"
+    lines = [f"Skill: {_line(skill.description, MAX_DESCRIPTION_CHARS)}", f"Path: {path}"]
     why = _why(result)
+    confidence = _number(result.confidence)
     if result.decision == "hard":
-        lines = [
-            f"SkillPilot routed this prompt to the skill {name} (confidence {result.confidence:.2f}).",
-            f"Before anything else, {verb} the skill {name}{with_tool}, then follow its instructions.",
-            f"Skill: {description}",
-            f"Path: {_line(skill.path)}",
-        ]
+        order = (
+            f"Before anything else, read {path} and follow its instructions."
+            if read
+            else f"Before anything else, {verb} the skill {name} with {via}, then follow its instructions."
+        )
+        lines = [f"SkillPilot routed this prompt to the skill {name} (confidence {confidence}).", order, *lines]
         if why:
             lines.append(f"Why: {why}")
         return AdapterAction("route", skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,))
-    runners_up = [a for a in result.alternatives if a.score >= shortlist_score][: MAX_SOFT_CANDIDATES - 1]
-    lines = [
-        f"SkillPilot: the skill {name} may fit this prompt (confidence {result.confidence:.2f}).",
-        f"Skill: {description}",
-        f"Path: {_line(skill.path)}",
-    ]
-    lines.extend(f"Also consider {_code(a.id)} (score {a.score:.2f}), path {_line(a.path)}" for a in runners_up)
-    which = "one of them fits" if runners_up else "it fits"
-    lines.append(f"If {which} the request, {verb} it{with_tool}; otherwise answer as usual.")
+    # Which runners-up: the first to qualify in the router's order (the set the shortlist score
+    # was calibrated on), the pick's copies before them in library mode; shown most confident first.
+    qualifying = [a for a in result.alternatives if a.score >= shortlist_score]
+    first = [a for a in result.alternatives if a.id in copied] if in_library_mode else []
+    chosen = list(dict.fromkeys([*first, *qualifying]))[: MAX_SOFT_CANDIDATES - 1]
+    runners_up = sorted(chosen, key=lambda a: -a.score)
+    lines.insert(0, f"SkillPilot: the skill {name} may fit this prompt (confidence {confidence}).")
+    reads = [read or in_library(runner.path, library_roots) for runner in runners_up]
+    for runner, by_path in zip(runners_up, reads, strict=True):
+        where = _line(str(skill_md(runner.path)) if by_path else runner.path)
+        same = runner.id in copied and group_of.get(runner.id) == group_of.get(skill.id)
+        copy = f", a copy of {_code(skill.id)}" if same else ""
+        lines.append(f"Also consider {_code(runner.id)} (confidence {_number(runner.score)}{copy}), {where}")
+    if not runners_up:
+        lines.append(f"If it fits the request, {use}; otherwise answer as usual.")
+    elif read:
+        lines.append(
+            "If one of them fits the request, read its SKILL.md and follow its instructions; otherwise answer as usual."
+        )
+    else:
+        also = ", or read the SKILL.md named for it" if any(reads) else ""
+        lines.append(f"If one of them fits the request, {verb} it with {via}{also}; otherwise answer as usual.")
     return AdapterAction(
         "inject",
         skill,
@@ -108,21 +138,20 @@ def in_library(path: str, library_roots: tuple[str, ...]) -> bool:
     return any(resolved.is_relative_to(Path(root).expanduser().resolve()) for root in library_roots)
 
 
-def _library_action(result: RouteResult, skill: SkillRef) -> AdapterAction:
-    skill_md = _line(str(Path(skill.path) / "SKILL.md" if Path(skill.path).is_dir() else Path(skill.path)))
-    name = _code(skill.name)
-    if result.decision == "hard":
-        lead = f"SkillPilot routed this prompt to the skill {name} (confidence {result.confidence:.2f})."
-        order = f"Before anything else, read {skill_md} and follow its instructions."
-    else:
-        lead = f"SkillPilot: the skill {name} may fit this prompt (confidence {result.confidence:.2f})."
-        order = f"If it fits the request, read {skill_md} and follow its instructions; otherwise answer as usual."
-    lines = [lead, order, f"Skill: {_line(skill.description, MAX_DESCRIPTION_CHARS)}"]
-    why = _why(result)
-    if why:
-        lines.append(f"Why: {why}")
-    kind: ActionType = "route" if result.decision == "hard" else "inject"
-    return AdapterAction(kind, skill, result.confidence, _clip("\n".join(lines), MAX_CONTEXT_CHARS), (skill.id,))
+def skill_md(path: str) -> Path:
+    """The file a model reads to use the skill at ``path`` (a skill folder's SKILL.md)."""
+    folder = Path(path)
+    try:
+        is_folder = folder.is_dir()
+    except OSError:  # a path the system cannot look up (too long) names no folder
+        is_folder = False
+    return folder / "SKILL.md" if is_folder else folder
+
+
+def _number(value: float) -> str:
+    """A confidence as the result gives it (rounded to 4 decimals, no trailing zeros): a context
+    that says 0.80 for 0.7963 tells the model more than the router knows."""
+    return f"{round(value, 4):g}"
 
 
 def footer_for(result: RouteResult, show_routing_info: bool, show_conflict_info: bool) -> str:

@@ -23,9 +23,12 @@ which the service asks of every ``/hook`` request, so no other user's process ca
 
 Without a live service (the lock is free, whatever ``serve.json`` says) it starts one in the
 background (:func:`start_service`, at most one at a time: the starter holds ``serve.lock`` and
-hands it to the service it spawns) and lets the event go on unchanged; the next events use it.
-``SessionStart`` does that at the start of a session, so the first prompt normally finds the
-service warm.
+hands it to the service it spawns). ``SessionStart`` does that at the start of a session and goes
+on at once. A prompt that finds this home's service starting (its own start, or one another hook
+began) waits for it up to ``STARTUP_WAIT`` (7) seconds (the models load in 3-6 s) and is routed; a
+service still loading after that, or one that exits while starting (a broken ``config.yaml``),
+lets the prompt go on unrouted with one line on stderr saying which, the latter with the error
+the service wrote to ``serve.log``.
 
 Guarantees (fail open): exit status 0, nothing on stdout but one JSON line or nothing, any error
 one line on stderr; the whole exchange with the service ends within ``SERVICE_TIMEOUT`` seconds,
@@ -66,6 +69,12 @@ HOOK_KEY_HEADER = "X-SkillPilot-Hook-Key"
 SERVICE_TIMEOUT = 2.0
 # What a hook reads of an answer: the service's are a few KB; a peer sending more is not it.
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
+# How long a prompt waits for a starting service: its models load in 3-6 s on a 2-core machine;
+# with SERVICE_TIMEOUT the hook still ends inside the 10 s timeout `setup` gives each hook.
+STARTUP_WAIT = 7.0
+STARTUP_POLL = 0.05
+# What a hook reads of serve.log to say why a service exited: its last error line.
+LOG_TAIL_BYTES = 16 * 1024
 
 
 class Service(NamedTuple):
@@ -278,16 +287,61 @@ def answer(payload: bytes, home: str, host: str) -> dict[str, Any] | None:
     if not isinstance(event, dict) or not isinstance(event.get("hook_event_name"), str):
         raise ValueError(f"expected a hook JSON object with 'hook_event_name', got {payload[:80]!r}")
     service = find_service(home)
-    if isinstance(service, Service):
-        reply = exchange(service, f"/hook/{host}", event)
-        output = reply.get("output") if isinstance(reply, dict) else None
-        return output if isinstance(output, dict) else None
-    # A free lock: no service, whatever a leftover serve.json says (a killed service's, its port
-    # perhaps another program's now). A held one: the service is starting.
-    # Every host's prompt event carries the prompt: that is the event the user would wait on.
-    if service == "free" and start_service(home) and isinstance(event.get("prompt"), str):
-        print("skillpilot hook: starting the service; this prompt goes on unrouted", file=sys.stderr)
-    return None
+    log_start = _log_size(home)
+    if service == "free":
+        # A free lock: no service, whatever a leftover serve.json says (a killed service's, its
+        # port perhaps another program's now). A held one: the service is starting.
+        start_service(home)
+        service = "starting"
+    if not isinstance(service, Service):
+        # Every host's prompt event carries the prompt: that is the event the user would wait on.
+        if not isinstance(event.get("prompt"), str):
+            return None
+        service = wait_for_service(home, STARTUP_WAIT)
+    if service == "free":
+        print(f"skillpilot hook: the service could not start: {_last_error(home, log_start)}", file=sys.stderr)
+        return None
+    if not isinstance(service, Service):
+        print(
+            f"skillpilot hook: the service is still loading after {STARTUP_WAIT:g} s; this prompt goes on unrouted",
+            file=sys.stderr,
+        )
+        return None
+    reply = exchange(service, f"/hook/{host}", event)
+    output = reply.get("output") if isinstance(reply, dict) else None
+    return output if isinstance(output, dict) else None
+
+
+def wait_for_service(home: str, seconds: float) -> Service | str:
+    """The home's service once it answers, or ``"free"`` as soon as the starting process let go
+    of ``serve.lock`` (it exited), or ``"starting"`` when ``seconds`` passed first."""
+    end = time.monotonic() + seconds
+    while True:
+        found = find_service(home)
+        if found != "starting" or time.monotonic() >= end:
+            return found
+        time.sleep(STARTUP_POLL)
+
+
+def _log_size(home: str) -> int:
+    try:
+        return os.path.getsize(os.path.join(home, SERVICE_LOG))
+    except OSError:
+        return 0
+
+
+def _last_error(home: str, since: int) -> str:
+    """The service's last line in ``serve.log`` written after ``since`` (its error, one line),
+    and where the whole log is."""
+    path = os.path.join(home, SERVICE_LOG)
+    try:
+        with open(path, "rb") as log:
+            log.seek(max(since, _log_size(home) - LOG_TAIL_BYTES))
+            lines = [line.strip() for line in log.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    except OSError:
+        lines = []
+    said = " ".join(lines[-1].split())[:500] if lines else "it exited without a word"
+    return f"{said}; this prompt goes on unrouted (see {path})"
 
 
 def main(argv: list[str] | None = None, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:

@@ -8,7 +8,10 @@
 
 Input: a user query. Output (``content_and_artifact``): the text of the shared ``AdapterAction``
 for the model ("No matching skill found" on a pass-through) and, as the artifact, the whole
-``RouteResult`` as a dict for the program. Needs the ``[langchain]`` extra.
+``RouteResult`` as a dict for the program. Arguments that are not ``{"query": "<text>"}``
+(``{}``, ``{"query": 5}``) come back as an error tool message saying what to send, for the model
+to call again, instead of raising pydantic's error into the agent loop. Needs the
+``[langchain]`` extra.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from ..errors import MissingExtraError
 
 try:
     from langchain_core.tools import BaseTool
-    from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+    from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 except ImportError as exc:
     raise MissingExtraError("langchain", "SkillPilotTool", exc.name or "langchain_core") from exc
 
@@ -36,6 +39,13 @@ class _Query(BaseModel):
     query: str = Field(description="The user's request, as they wrote it.")
 
 
+def _invalid_arguments(error: Exception) -> str:
+    """What the model reads when its arguments do not validate: what is wrong, and what to send."""
+    problems = error.errors() if isinstance(error, ValidationError) else []
+    found = "; ".join(f"{'.'.join(map(str, p['loc'])) or 'arguments'}: {p['msg']}" for p in problems) or str(error)
+    return f'skill_router takes {{"query": "<the user\'s request as text>"}} ({found}); call it again with that.'
+
+
 class SkillPilotTool(BaseTool):
     """Routes user intent to the most appropriate installed skill."""
 
@@ -48,6 +58,7 @@ class SkillPilotTool(BaseTool):
     )
     args_schema: type[BaseModel] = _Query
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    handle_validation_error: Any = _invalid_arguments
     pilot: SkillPilot = Field(default_factory=SkillPilot, exclude=True)
     # LangChain runs async and batched tool calls in worker threads; the router is not thread-safe.
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)

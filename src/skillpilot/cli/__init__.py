@@ -277,8 +277,11 @@ def _print_index_report(report: IndexReport, as_json: bool) -> None:
     if as_json:
         _print_json(asdict(report))
         return
+    # The roots' own count first: the index may hold other roots' skills too.
+    found = report.added + report.updated + report.unchanged
+    whole = f" (the index holds {report.total})" if report.total != found else ""
     err.print(
-        f"indexed [bold]{report.total}[/bold] skills from {len(report.roots)} root(s) in "
+        f"indexed [bold]{found}[/bold] skills from {len(report.roots)} root(s){whole} in "
         f"{report.seconds:.2f}s: {report.added} added, {report.updated} updated, "
         f"{report.unchanged} unchanged, {report.removed} removed, {len(report.skipped)} skipped",
         markup=True,

@@ -22,7 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from ..config import load_settings
-from ..lint import SkillLint, lint
+from ..lint import SkillLint, indexed_under, lint
 from ..model import IndexReport
 from ..plan import as_plan
 from ..router import SkillPilot
@@ -59,7 +59,11 @@ def lint_command(
     """Score how easily each skill gets routed to, and say what to fix in its SKILL.md."""
     settings = _run(lambda: load_settings(home)).with_overrides(preconditions=False, feedback_enabled=False)
     report: IndexReport | None = None
-    if paths:
+    pilot = SkillPilot(settings=settings)
+    # Skills the index holds as they are on disk are linted against the whole index, as by id.
+    indexed = _run(lambda: indexed_under(pilot, paths)) if paths else None
+    if paths and indexed is None:
+        pilot.close()
         with tempfile.TemporaryDirectory(prefix="skillpilot-lint-") as scratch:
             pilot = SkillPilot(settings=settings.with_overrides(home=Path(scratch), store=""))
             with _progress(not as_json) as progress:
@@ -67,8 +71,7 @@ def lint_command(
             results = _run(lambda: lint(pilot))
             pilot.close()
     else:
-        pilot = SkillPilot(settings=settings)
-        results = _run(lambda: lint(pilot))
+        results = _run(lambda: lint(pilot, only=set(indexed) if indexed is not None else None))
         pilot.close()
     unreadable = len(report.skipped) if report else 0
     failing = sum(r.failing for r in results)

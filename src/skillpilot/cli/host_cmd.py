@@ -96,10 +96,14 @@ def service_restart(
 
 @service_app.command("status")
 def service_status(home: HomeOption = None, as_json: JsonOption = False) -> None:
-    """pid, URL, uptime, index generation, skill count and p50 of the recent routes."""
+    """pid, URL, uptime, index generation, skill count and p50 of the recent routes; exits 1 when no
+    service answers (none runs, or it is still loading), as `systemctl is-active` would."""
     from ..serve import service
 
-    _print_status(service.status(_home(home)).to_dict(), as_json)
+    state = service.status(_home(home)).to_dict()
+    _print_status(state, as_json)
+    if not state["running"]:
+        raise typer.Exit(1)
 
 
 @service_app.command("install")

@@ -44,8 +44,10 @@ from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Any, Literal
 
+from ..model import IndexedSkill
 from ..text import words
-from .views import PrivateView
+from .catalog import CatalogFile, listing_of
+from .views import PrivateView, private_view
 
 Kind = Literal["fork", "version", "exact", "drifted"]
 SHINGLE_WORDS = 8
@@ -217,3 +219,11 @@ def find_duplicates(views: Sequence[PrivateView]) -> list[DuplicateCluster]:
         DuplicateCluster(number, kind, similarity, members, group_pairs)
         for number, (similarity, kind, members, group_pairs) in enumerate(found, start=1)
     ]
+
+
+def copies_among(skills: Sequence[IndexedSkill]) -> list[tuple[str, ...]]:
+    """The ids of each group of copies among ``skills`` (a route's best few, as library mode asks:
+    are they one skill several times over?), judged by the rules above on their own frontmatter
+    (the catalog file's lineage is the marketplace's; a fork's copied text is found anyway)."""
+    views = [private_view(s, listing_of(s, CatalogFile(None), {})) for s in skills]
+    return [cluster.ids for cluster in find_duplicates(views)]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..lint import SkillLint, lint
+from ..lint import SkillLint, indexed_under, lint
 from ..omni import OmniRequest, omni_retrieve
 from ..router import SkillPilot
 from . import SharedPilot
@@ -76,12 +76,16 @@ def lint_report(shared: SharedPilot, skill: str | None = None, path: str | None 
         raise ValueError("give exactly one of skill (a skill id) or path (a skill folder or SKILL.md)")
     pilot = shared.pilot
     if skill is not None:
-        target = shared(lambda p: p.get(skill))
-        checker = _checker_for(shared)
-        with checker.lock:
-            return _report(lint(checker.pilot, only={target.id}), [])
-    folder = servable_path(Path(str(path)).expanduser(), shared(lambda p: p.store.roots()))
-    return lint_path(pilot.settings, folder)
+        ids: list[str] | None = [shared(lambda p: p.get(skill)).id]
+    else:
+        folder = servable_path(Path(str(path)).expanduser(), shared(lambda p: p.store.roots()))
+        # Skills the index holds as they are on disk score as they do by id: against the index.
+        ids = shared(lambda p: indexed_under(p, [folder]))
+        if ids is None:
+            return lint_path(pilot.settings, folder)
+    checker = _checker_for(shared)
+    with checker.lock:
+        return _report(lint(checker.pilot, only=set(ids or ())), [])
 
 
 def lint_index(checker: SkillPilot, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 
 from ..catalog import trust_tier
 from ..examples import ExampleSet
-from ..model import IndexedSkill
+from ..model import Decision, IndexedSkill
 from ..routelog import LogFilter, iso, parse_since
 from ..router import SkillPilot
 from . import SharedPilot, browser
@@ -98,7 +98,7 @@ def router_for(shared: SharedPilot, guarded: Sequence[Depends]) -> APIRouter:
         limit: int = Limit,
         since: str | None = None,
         surface: str | None = None,
-        decision: str | None = None,
+        decision: Decision | None = None,
         q: str | None = Query(None, description="Only decisions whose message or skill id contains it."),
     ) -> dict[str, Any] | JSONResponse:
         try:

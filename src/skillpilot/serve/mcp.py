@@ -89,11 +89,15 @@ INSTRUCTIONS = "instructions"
 
 
 class _Server(MCPServer[Any]):
-    """``MCPServer`` whose argument-type errors are structured too, like the tools' own checks."""
+    """``MCPServer`` whose argument-type errors and unknown tool names are structured too, like
+    the tools' own checks."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        names = sorted(tool.name for tool in await self.list_tools())
+        if name not in names:
+            return _error("unknown_tool", f"there is no tool {name!r}; call one of {', '.join(names)}", allowed=names)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -368,11 +372,16 @@ def _ontoskill(pilot: SkillPilot, q: str, top_k: int) -> CallToolResult:
 
 
 def _by_key_or_name(q: str, views: list[shapes.OntoView]) -> shapes.OntoView | None:
-    """The skill whose SkillPilot key (folder-relative path) or name is ``q``, ignoring case:
-    names OntoMCP does not know, tried after its own rules."""
+    """The skill whose id as this server gives it out (``skill_id``, ``qualified_id``: a search
+    result's, whatever characters it holds, "Ahrefs Automation" too), SkillPilot key
+    (folder-relative path) or name is ``q``, ignoring case: names OntoMCP does not know, tried
+    after its own rules."""
+    wanted = q.lower()
+    given = [v for v in views if wanted in (v.skill_id.lower(), v.qualified_id.lower())]
+    if given:
+        return min(given, key=shapes.tie_break)
     if not shapes.looks_like_id(q):
         return None
-    wanted = q.lower()
     named = [v for v in views if wanted in (v.skill.key.lower(), v.skill.name.lower())]
     return min(named, key=shapes.tie_break, default=None)
 
@@ -518,7 +527,8 @@ def run(
     """Serve over stdio, or over streamable HTTP at ``http://host:http_port/mcp`` (loopback only:
     this server has no authentication), calling ``ready(url)`` before it listens. Either way the
     skill folders are re-scanned every ``index.refreshInterval`` minutes. The models load in the
-    background from the start, so ``initialize`` is answered at once and the first call is warm."""
+    background from the start, so ``initialize`` waits only for the imports (mostly the MCP SDK's,
+    ``benchmarks/mcp_startup.py``), not for them, and the first call is warm."""
     server = build_server(pilot, warm=True)
     if http_port is None:
         with Refresher(pilot.settings):

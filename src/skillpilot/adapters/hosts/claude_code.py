@@ -31,7 +31,7 @@ from typing import Any
 from ...config import Settings
 from ...model import IndexedSkill
 from ..hooks import transcript_tail
-from . import HookEvent, HookSpec, SkillRoot, Wording, basic_event, context_output, json_object, listed_name
+from . import HookEvent, HookSpec, SkillRoot, Wording, basic_event, context_output, json_object, listed_name, skill_md
 from .files import JsonHookSetup
 
 EVENT = "UserPromptSubmit"
@@ -170,7 +170,11 @@ class ClaudeCode:
         return offered_roots(cwd)
 
     def skill_name(self, skill: IndexedSkill, root: SkillRoot) -> str | None:
-        return listed_name(skill, root)
+        # Claude Code lists a skill by its folder's name (a different frontmatter name only shows
+        # beside it, "folder (name)"; checked with the real CLI 2.1): two folders whose SKILL.md
+        # both say `mcp-builder` are `mcp-builder` and `mcp-builder-composiohq`, "Ahrefs
+        # Automation" in ahrefs-automation/ is `ahrefs-automation`.
+        return listed_name(skill, root, name=skill_md(skill).parent.name)
 
     def prompt_output(self, context: str) -> dict[str, Any]:
         return context_output(EVENT, context)

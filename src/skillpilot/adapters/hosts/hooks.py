@@ -35,9 +35,10 @@ from typing import Any
 
 from ...index.builder import root_id
 from ...limits import HOOK_INDEX_WAIT, MAX_SESSIONS
+from ...market.dedup import copies_among
 from ...model import IndexedSkill, RouteResult
 from ...router import SkillPilot
-from .. import action_for, in_library
+from .. import AdapterAction, action_for, in_library
 from ..hooks import RootIndexer, check_event
 from . import HookEvent, Host, SkillRoot, Wording, skill_md, under_roots
 
@@ -78,19 +79,48 @@ def skill_names(skills: Iterable[IndexedSkill], host: Host, roots: Sequence[Skil
 
 
 def hook_context(
-    result: RouteResult, names: Mapping[str, str], wording: Wording = TOOL_WORDING, library_roots: tuple[str, ...] = ()
+    result: RouteResult,
+    names: Mapping[str, str],
+    wording: Wording = TOOL_WORDING,
+    library_roots: tuple[str, ...] = (),
+    copies: Sequence[Sequence[str]] = (),
 ) -> str | None:
     """The context for ``result`` (None for a pass-through), naming skills as ``names`` says the
     host lists them, worded as ``wording`` says; a skill under ``library_roots`` is handed over
-    by its SKILL.md path instead. The one place a hook's context is written."""
-    if result.skill is None or result.decision == "passthrough":
-        return None
+    by its SKILL.md path instead, and a library pass-through whose top five hold ``copies`` of
+    one another is a shortlist (``action_for``). The one place a hook's context is written."""
+    action = hook_action(result, names, wording, library_roots, copies)
+    return action.context if action.type != "passthrough" else None
+
+
+def hook_action(
+    result: RouteResult,
+    names: Mapping[str, str],
+    wording: Wording = TOOL_WORDING,
+    library_roots: tuple[str, ...] = (),
+    copies: Sequence[Sequence[str]] = (),
+) -> AdapterAction:
+    """The action :func:`hook_context` writes; its ``candidates`` are the host's names."""
+    if result.skill is None:
+        return AdapterAction("passthrough")
+    # A runner-up is named if the host lists it, or (library mode) handed over by its path.
+    kept = (a for a in result.alternatives if a.id in names or in_library(a.path, library_roots))
     named = replace(
         result,
         skill=replace(result.skill, name=names.get(result.skill.id, result.skill.name)),
-        alternatives=tuple(replace(a, id=names[a.id]) for a in result.alternatives if a.id in names),
+        alternatives=tuple(replace(a, id=names.get(a.id, a.id)) for a in kept),
     )
-    return action_for(named, via=wording.via, library_roots=library_roots, verb=wording.verb).context
+    renamed = [[names.get(i, i) for i in group] for group in copies]
+    return action_for(named, via=wording.via, library_roots=library_roots, copies=renamed, verb=wording.verb)
+
+
+def library_copies(pilot: SkillPilot, result: RouteResult, library_roots: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Copies among the top five of a route whose pick lies under ``library_roots`` (library
+    mode's shortlist rule); none otherwise."""
+    if result.skill is None or not in_library(result.skill.path, library_roots):
+        return []
+    ids = [result.skill.id, *(a.id for a in result.alternatives[:4])]
+    return copies_among([pilot.get(i) for i in ids])
 
 
 def implicit_signal(last: RoutedPrompt | None, invoked: str | None) -> ImplicitSignal | None:
@@ -163,8 +193,12 @@ class HostHooks:
         # A skill under an offered root that the host does not list (too deep, no name) is never
         # named: the model would go after a skill it cannot load.
         listed = result.skill is None or result.skill.id in names or in_library(result.skill.path, library)
-        context = hook_context(result, names, self.host.wording, by_path) if listed else None
-        named = action_for(result).candidates if context else ()
+        copies = self.run(lambda p: library_copies(p, result, library))
+        action = hook_action(result, names, self.host.wording, by_path, copies) if listed else None
+        context = action.context if action is not None and action.type != "passthrough" else None
+        # The ids it named, best first (the signal compares the model's choice with the first).
+        by_name = {name: skill_id for skill_id, name in names.items()}
+        named = tuple(by_name.get(c, c) for c in action.candidates) if action is not None and context else ()
         self._remember(event.session, prompt, result.decision, named)
         output = self.host.prompt_output(context) if context else None
         return {"output": output, "result": result.to_dict()}
