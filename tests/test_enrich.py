@@ -432,6 +432,9 @@ def test_ctrl_c_keeps_the_batches_already_done_and_the_next_run_sends_only_the_r
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # A test run started as a background job of a non-interactive shell ignores SIGINT, and
+            # a child inherits that: the CLI must get Ctrl-C as a terminal sends it.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         assert held.wait(60) and answered.is_set()
         process.send_signal(signal.SIGINT)
