@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from skillpilot import SkillPilot
 from skillpilot.adapters.hosts import available_hosts, get_host
 from skillpilot.adapters.hosts.codex import forget_trust, hook_keys, skill_read_by
 from skillpilot.adapters.hosts.codex import offered_roots as codex_roots
@@ -182,19 +183,19 @@ def test_gemini_names_one_skill_per_name_the_copy_it_lists(tmp_path: Path, monke
     monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
     _same_names(home / ".gemini" / "skills")
     pilot = indexed(tmp_path / "sp", embed_provider=SPEC)
-    roots = gemini_roots(project)
-    pilot.index([Path(r.path) for r in roots])
-    folder = {Path(s.skill.path).name: s.id for s in pilot.skills()}
-    names = skill_names(pilot.skills(), get_host("gemini"), roots)
-    assert names == {folder["mcp-builder"]: "mcp-builder", folder["ahrefs-automation"]: "Ahrefs Automation"}
+    assert _gemini_names(pilot, project) == {"mcp-builder": "mcp-builder", "ahrefs-automation": "Ahrefs Automation"}
     # A workspace skill of the same name is read after the user's: it holds the name.
     write_skill(project / ".agents" / "skills", "mcp-local", "name: mcp-builder\ndescription: Our MCP server recipe.")
+    assert _gemini_names(pilot, project) == {"mcp-local": "mcp-builder", "ahrefs-automation": "Ahrefs Automation"}
+    pilot.close()
+
+
+def _gemini_names(pilot: SkillPilot, project: Path) -> dict[str, str]:
+    """Skill folder -> the name the hook gives it, for the skills Gemini CLI lists in ``project``."""
     roots = gemini_roots(project)
     pilot.index([Path(r.path) for r in roots])
-    folder = {Path(s.skill.path).name: s.id for s in pilot.skills()}
-    names = skill_names(pilot.skills(), get_host("gemini"), roots)
-    assert names == {folder["mcp-local"]: "mcp-builder", folder["ahrefs-automation"]: "Ahrefs Automation"}
-    pilot.close()
+    folder = {s.id: Path(s.skill.path).name for s in pilot.skills()}
+    return {folder[i]: name for i, name in skill_names(pilot.skills(), get_host("gemini"), roots).items()}
 
 
 def test_codex_names_same_name_skills_by_path_and_the_signal_goes_to_the_copy_read(
