@@ -6,9 +6,12 @@ A fresh interpreter, because what it has imported by then is the point."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
+import anyio
 import pytest
 
 pytest.importorskip("mcp")
@@ -46,3 +49,35 @@ def test_initialize_and_tools_list_load_no_router_or_model_runtime() -> None:
         "asked": [],
         "loaded": [],
     }
+
+
+def test_a_store_that_cannot_open_is_each_calls_error_and_one_log_line(tmp_path: Path) -> None:
+    """The store opens after the handshake now: a session still starts, a tool call answers the
+    store's error, and the log says it once per background task, without a traceback."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    unopenable = tmp_path / "index.sqlite"
+    unopenable.mkdir()  # a folder where the SQLite file should be
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skillpilot", "--store", str(unopenable), "mcp", "--home", str(tmp_path / "home")],
+        env={**os.environ},
+    )
+    log = tmp_path / "stderr.txt"
+
+    async def session() -> dict[str, object]:
+        with log.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                routed = await client.call_tool("route", {"message": "commit my changes"})
+                assert routed.is_error and routed.structured_content is not None
+                return routed.structured_content
+
+    answer = anyio.run(session)
+    assert answer["error"] == {
+        "code": "StoreError",
+        "message": f"{unopenable}: cannot open the index (unable to open database file)",
+    }
+    stderr = log.read_text()
+    assert "Traceback" not in stderr, stderr
+    assert f"not watching the skill folders: {unopenable}: cannot open the index" in stderr, stderr

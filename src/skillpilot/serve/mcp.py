@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, fields, is_dataclass
@@ -82,6 +83,8 @@ if TYPE_CHECKING:
     from ..market import Market
     from ..ontoskills import shapes
     from ..router import SkillPilot
+
+log = logging.getLogger(__name__)
 
 FEEDBACK_KINDS = ("confirm", "correct", "ignore")
 
@@ -568,7 +571,14 @@ def run(
     server = build_server(pilot, warm=True)
     if http_port is None:
         refresher = Refresher(settings)
-        watching = threading.Thread(target=refresher.start, name="skillpilot-watch-start", daemon=True)
+
+        def watch() -> None:
+            try:
+                refresher.start()
+            except SkillPilotError as exc:  # every tool call reports it too, to its caller
+                log.warning("not watching the skill folders: %s", exc)
+
+        watching = threading.Thread(target=watch, name="skillpilot-watch-start", daemon=True)
         watching.start()
         try:
             server.run("stdio")
