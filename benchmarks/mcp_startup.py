@@ -1,15 +1,17 @@
-"""How long an MCP client waits for ``skillpilot mcp`` (stdio) to answer ``initialize``, and what
-that time is made of.
+"""How long an MCP client waits for ``skillpilot mcp`` (stdio) to answer ``initialize`` and
+``tools/list``, and what that time is made of.
 
 Indexes ``examples/skills`` in a fresh home, then runs, alternately:
 
     initialize   ``python -m skillpilot mcp``, from spawn to the ``initialize`` answer
+    tools/list   the same session, from spawn to the ``tools/list`` answer that follows
+    python       ``python -c pass`` (the interpreter alone)
     sdk          ``python -c "import mcp.server.mcpserver"`` (the MCP SDK alone)
     server       ``python -c "import skillpilot.serve.mcp"`` (SkillPilot's server module, SDK included)
 
-and prints each median in milliseconds. The models load in the background after the imports, so
-they are not in ``initialize``: the difference between ``initialize`` and ``server`` is building
-the server and the handshake.
+and prints each median in milliseconds. Only the CLI, the SDK and the server module are imported
+before ``initialize`` is answered: the router is imported, and its models loaded, on a
+background thread, so neither is in ``initialize``.
 
     python benchmarks/mcp_startup.py [--runs 9]
 """
@@ -34,9 +36,12 @@ INITIALIZE = {
     "method": "initialize",
     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
 }
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
-def initialize_ms(home: Path) -> float:
+def handshake_ms(home: Path) -> tuple[float, float]:
+    """Milliseconds from spawn to the ``initialize`` answer and to the ``tools/list`` answer."""
     started = time.perf_counter()
     server = subprocess.Popen(
         [sys.executable, "-m", "skillpilot", "mcp", "--home", str(home)],
@@ -48,17 +53,22 @@ def initialize_ms(home: Path) -> float:
     server.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
     server.stdin.flush()
     answer = json.loads(server.stdout.readline())
-    elapsed = (time.perf_counter() - started) * 1000
+    initialized = (time.perf_counter() - started) * 1000
     assert answer["id"] == 1 and "result" in answer, answer
+    server.stdin.write((json.dumps(INITIALIZED) + "\n" + json.dumps(TOOLS_LIST) + "\n").encode())
+    server.stdin.flush()
+    answer = json.loads(server.stdout.readline())
+    listed = (time.perf_counter() - started) * 1000
+    assert answer["id"] == 2 and answer["result"]["tools"], answer
     server.stdin.close()
     server.terminate()
     server.wait()
-    return elapsed
+    return initialized, listed
 
 
-def import_ms(module: str) -> float:
+def run_ms(code: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True)
     return (time.perf_counter() - started) * 1000
 
 
@@ -69,11 +79,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder) / "home"
         SkillPilot(home=home).index([EXAMPLES])
-        times: dict[str, list[float]] = {"initialize": [], "sdk": [], "server": []}
+        times: dict[str, list[float]] = {"initialize": [], "tools/list": [], "python": [], "sdk": [], "server": []}
         for _ in range(args.runs):
-            times["initialize"].append(initialize_ms(home))
-            times["sdk"].append(import_ms("mcp.server.mcpserver"))
-            times["server"].append(import_ms("skillpilot.serve.mcp"))
+            initialized, listed = handshake_ms(home)
+            times["initialize"].append(initialized)
+            times["tools/list"].append(listed)
+            times["python"].append(run_ms("pass"))
+            times["sdk"].append(run_ms("import mcp.server.mcpserver"))
+            times["server"].append(run_ms("import skillpilot.serve.mcp"))
     print(json.dumps({name: round(statistics.median(values)) for name, values in times.items()}))
 
 

@@ -98,7 +98,8 @@ def test_public_api_is_pinned() -> None:
 def test_all_public_members_are_exported() -> None:
     # As httpx's tests/test_exported_members.py: the package's namespace (its submodules aside)
     # holds exactly what __all__ names.
-    members = sorted(n for n, v in vars(skillpilot).items() if not n.startswith("_") and not isinstance(v, ModuleType))
+    public = (n for n in dir(skillpilot) if not n.startswith("_"))
+    members = sorted(n for n in public if not isinstance(getattr(skillpilot, n), ModuleType))
     assert skillpilot.__all__ == members
 
 

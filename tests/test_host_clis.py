@@ -18,10 +18,12 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -36,6 +38,7 @@ from skillpilot.feedback import FeedbackStore  # noqa: E402
 from skillpilot.index import open_store  # noqa: E402
 from skillpilot.index.builder import root_id  # noqa: E402
 
+from .conftest import write_skill  # noqa: E402
 from .harness import codex as codex_harness  # noqa: E402
 from .harness import gemini as gemini_harness  # noqa: E402
 from .host_cli_util import host_cli  # noqa: E402
@@ -84,6 +87,10 @@ class Session:
     skillpilot_home: Path
     api: Recorder
     script: Script = staticmethod(lambda _request: text_reply("Done."))
+    ids: dict[str, str] = field(default_factory=dict)  # skill folder name -> skill id
+
+    def skill_md(self, folder: str) -> str:
+        return str(self.home / self.case.user_skills / folder / "SKILL.md")
 
     def env(self) -> dict[str, str]:
         env = self.case.driver.environment(self.home, self.api, self.path)
@@ -118,18 +125,31 @@ def host_files(home: Path, case: HostCase) -> dict[str, bytes]:
 @pytest.fixture(scope="module", params=sorted(CASES))
 def session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     """HOME with the user skills and SkillPilot's hooks, and a running service over those skills."""
-    case = CASES[request.param]
+
+    def user_skills(folder: Path) -> None:
+        for name in USER_SKILLS:
+            shutil.copytree(SKILLS / name, folder / name)
+
+    with hosted(request.param, tmp_path_factory.mktemp(request.param), user_skills) as current:
+        yield current
+
+
+@contextmanager
+def hosted(name: str, root: Path, write_skills: Callable[[Path], None], **options: Any) -> Iterator[Session]:
+    """Host ``name`` in a HOME below ``root`` whose user skill folder ``write_skills`` fills, with
+    SkillPilot's hooks set up and a running service (a ``SkillPilot`` with ``options``) over those
+    skills; on the way out, uninstall leaves the host's files as they were."""
+    case = CASES[name]
     launcher, env = host_cli(case.name)
     path = f"{launcher.parent}:{env['PATH']}"
-    root = tmp_path_factory.mktemp(case.name)
     home, skillpilot_home = root / "home", root / "skillpilot"
-    for name in USER_SKILLS:
-        shutil.copytree(SKILLS / name, home / case.user_skills / name)
-    pilot = SkillPilot(home=skillpilot_home, preconditions=False)
+    write_skills(home / case.user_skills)
+    pilot = SkillPilot(home=skillpilot_home, preconditions=False, **options)
     pilot.index([home / case.user_skills])
     pilot.route("warm up")  # a service answers warm; the hook gives up on one that takes seconds
+    ids = {Path(s.skill.path).name: s.id for s in pilot.skills()}
     with case.driver.serve(lambda request: current.script(request)) as api:
-        current = Session(case, launcher, path, home, skillpilot_home, api)
+        current = Session(case, launcher, path, home, skillpilot_home, api, ids=ids)
         # The CLI's config must exist before setup adds the hooks (Codex keeps both in ~/.codex).
         current.env()
         before = host_files(home, case)
@@ -217,6 +237,85 @@ def test_the_skill_the_model_chooses_is_stored_as_an_implicit_signal(session: Se
     signals = [s for s in store.signals() if s.query == prompt]
     store.close()
     assert [(s.kind, s.skill, s.implicit) for s in signals] == [("confirmed", "translate-text", True)], signals
+
+
+# Two SKILL.md that both say mcp-builder, and a name that is not its folder's.
+SAME_NAMES = {
+    "mcp-builder": (
+        "mcp-builder",
+        "Build MCP servers in Python with FastMCP. Use when the user wants an MCP server in Python.",
+    ),
+    "mcp-builder-composiohq": (
+        "mcp-builder",
+        "Build MCP servers in TypeScript with the official SDK. Use when the user wants an MCP server in TypeScript.",
+    ),
+    "ahrefs-automation": ("Ahrefs Automation", "Automate Ahrefs SEO reports: backlinks, keywords and site audits."),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def same_names(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    """The :data:`SAME_NAMES` skills in the host's user folder; every route soft, so that the
+    model's choice is a signal."""
+
+    def write(folder: Path) -> None:
+        for name, (title, description) in SAME_NAMES.items():
+            write_skill(folder, name, f"name: {title}\ndescription: {description}", f"# {title}\n\n{description}\n")
+
+    root = tmp_path_factory.mktemp(f"{request.param}-names")
+    with hosted(request.param, root, write, soft_threshold=0.01, hard_threshold=1.0) as current:
+        yield current
+
+
+def chooses(session: Session, folder: str) -> Script:
+    """The model's script: choose the skill in ``folder`` the host's way (Gemini: activate it by
+    the name the host lists; Codex: read its SKILL.md), then answer."""
+    ref = session.skill_md(folder) if session.case.name == "codex" else SAME_NAMES[folder][0]
+
+    def script(request: Recorded) -> Reply:
+        return text_reply("Done.") if session.case.harness.replied_to_tool(request) else Reply(skill=ref)
+
+    return script
+
+
+def test_same_name_skills_are_named_as_the_host_lists_them_and_the_signal_goes_to_the_copy_loaded(
+    same_names: Session, tmp_path: Path
+) -> None:
+    session, driver = same_names, same_names.case.driver
+    typescript = "build an MCP server in TypeScript with the official SDK"
+    first = run(session, typescript, tmp_path)[0]
+    context = driver.context(first) or ""
+    if session.case.name == "gemini":
+        # Gemini lists one mcp-builder, mcp-builder/'s: the TypeScript copy cannot be activated,
+        # and naming `mcp-builder` for it would load the Python one.
+        assert driver.listing(first)["mcp-builder"] == SAME_NAMES["mcp-builder"][1]
+        assert session.skill_md("mcp-builder-composiohq") not in json.dumps(first.body)
+        assert "mcp-builder" not in context, context
+    else:
+        # Codex lists both copies by their paths; the context hands the TypeScript one over by its path.
+        listed = codex_driver.SKILL_LINE.findall(codex_driver.listing_text(first))
+        assert sorted(short for name, _, short in listed if name == "mcp-builder") == [
+            "r0/mcp-builder-composiohq/SKILL.md",
+            "r0/mcp-builder/SKILL.md",
+        ]
+        assert f"read {session.skill_md('mcp-builder-composiohq')} and follow its instructions" in context, context
+
+    python = "build an MCP server in Python with FastMCP"
+    requests = run(session, python, tmp_path, chooses(session, "mcp-builder"))
+    context = driver.context(requests[0]) or ""
+    assert "may fit this prompt" in context and "`mcp-builder`" in context, context
+    assert len(requests) >= 2, "the model's choice got no tool result"
+
+    seo = run(session, "automate my Ahrefs SEO reports", tmp_path)[0]
+    assert "Ahrefs Automation" in driver.listing(seo)
+    context = driver.context(seo) or ""
+    assert "the skill `Ahrefs Automation` may fit this prompt" in context, context
+
+    store = FeedbackStore(session.skillpilot_home / "feedback.sqlite")
+    signals = [(s.kind, s.skill, s.implicit) for s in store.signals() if s.query == python]
+    store.close()
+    # The copy the host loaded, the one SkillPilot named first: a confirm, not a correction.
+    assert signals == [("confirmed", session.ids["mcp-builder"], True)], signals
 
 
 def test_the_gemini_extension_installs_routes_and_uninstalls_with_gemini_extensions(tmp_path: Path) -> None:

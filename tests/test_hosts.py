@@ -11,15 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from skillpilot import SkillPilot
 from skillpilot.adapters.hosts import available_hosts, get_host
 from skillpilot.adapters.hosts.codex import forget_trust, hook_keys, skill_read_by
 from skillpilot.adapters.hosts.codex import offered_roots as codex_roots
 from skillpilot.adapters.hosts.files import hook_command
 from skillpilot.adapters.hosts.gemini import offered_roots as gemini_roots
-from skillpilot.adapters.hosts.hooks import skill_names
+from skillpilot.adapters.hosts.hooks import HostHooks, skill_names
 from skillpilot.errors import ConfigError
 
 from .conftest import write_skill
+from .fake_encoder import SPEC
 from .surfaces_util import indexed
 
 
@@ -163,3 +165,60 @@ def test_codex_trust_entries_go_and_the_rest_of_config_toml_stays(tmp_path: Path
     assert forget_trust(config, keys) == keys
     assert config.read_text(encoding="utf-8") == original
     assert forget_trust(config, keys) == []
+
+
+def _same_names(folder: Path) -> None:
+    """Two SKILL.md that both say mcp-builder, and a name that is not its folder's."""
+    python = "Build MCP servers in Python with FastMCP. Use when the user wants an MCP server in Python."
+    typescript = "Build MCP servers in TypeScript with the official SDK. Use when the user wants one in TypeScript."
+    write_skill(folder, "mcp-builder", f"name: mcp-builder\ndescription: {python}")
+    write_skill(folder, "mcp-builder-composiohq", f"name: mcp-builder\ndescription: {typescript}")
+    write_skill(folder, "ahrefs-automation", "name: Ahrefs Automation\ndescription: Automate Ahrefs SEO reports.")
+
+
+def test_gemini_names_one_skill_per_name_the_copy_it_lists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As Gemini CLI 0.61 lists them (test_host_clis.py): the last copy it reads holds the name,
+    # reading folder by folder and each folder's skills in descending name order.
+    home, project = tmp_path / "home", tmp_path / "project"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    _same_names(home / ".gemini" / "skills")
+    pilot = indexed(tmp_path / "sp", embed_provider=SPEC)
+    assert _gemini_names(pilot, project) == {"mcp-builder": "mcp-builder", "ahrefs-automation": "Ahrefs Automation"}
+    # A workspace skill of the same name is read after the user's: it holds the name.
+    write_skill(project / ".agents" / "skills", "mcp-local", "name: mcp-builder\ndescription: Our MCP server recipe.")
+    assert _gemini_names(pilot, project) == {"mcp-local": "mcp-builder", "ahrefs-automation": "Ahrefs Automation"}
+    pilot.close()
+
+
+def _gemini_names(pilot: SkillPilot, project: Path) -> dict[str, str]:
+    """Skill folder -> the name the hook gives it, for the skills Gemini CLI lists in ``project``."""
+    roots = gemini_roots(project)
+    pilot.index([Path(r.path) for r in roots])
+    folder = {s.id: Path(s.skill.path).name for s in pilot.skills()}
+    return {folder[i]: name for i, name in skill_names(pilot.skills(), get_host("gemini"), roots).items()}
+
+
+def test_codex_names_same_name_skills_by_path_and_the_signal_goes_to_the_copy_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    skills = home / ".agents" / "skills"
+    _same_names(skills)
+    # Every route soft: the model's choice is then a signal.
+    pilot = indexed(tmp_path / "sp", embed_provider=SPEC, soft_threshold=0.01, hard_threshold=1.0)
+    pilot.index([skills])
+    folder = {Path(s.skill.path).name: s.id for s in pilot.skills()}
+    hooks = HostHooks(get_host("codex"), pilot, run=lambda call: call(pilot))
+    session = {"session_id": "s1", "cwd": str(tmp_path), "turn_id": "t1"}
+    prompt = "build an MCP server in Python with FastMCP"
+    answer = hooks.answer({**session, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    context = answer["output"]["hookSpecificOutput"]["additionalContext"]
+    assert "the skill `mcp-builder` may fit this prompt" in context
+    assert f"Path: {skills / 'mcp-builder' / 'SKILL.md'}" in context, context
+    read = {"tool_name": "Bash", "tool_input": {"command": f"cat {skills / 'mcp-builder' / 'SKILL.md'}"}}
+    used = hooks.answer({**session, "hook_event_name": "PostToolUse", **read})
+    # The copy it read is the one SkillPilot named first: a confirm, not a correction.
+    assert used["signal"] == {"kind": "confirm", "skill": folder["mcp-builder"], "wrong": None, "right": None}
+    pilot.close()

@@ -33,7 +33,6 @@ from typing import Any
 from .config import Settings
 from .errors import MissingExtraError
 from .model import IndexReport
-from .router import SkillPilot
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +81,10 @@ class IndexWatcher:
         self.stop()
 
     def start(self) -> None:
+        # The router is imported here, not with this module: the MCP server (which imports
+        # serve's Refresher) answers ``initialize`` before it needs one.
+        from .router import SkillPilot
+
         pilot = SkillPilot(settings=self.settings)
         try:
             roots = (
@@ -162,6 +165,8 @@ class IndexWatcher:
         return list(self._roots)
 
     def _run(self) -> None:
+        from .router import SkillPilot
+
         pilot = SkillPilot(settings=self.settings)
         poll = self.settings.refresh_interval * 60
         due = time.monotonic() + poll

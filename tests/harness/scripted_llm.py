@@ -15,20 +15,21 @@ Wire formats, as the clients read them:
   lines of ``{"candidates": [{"content": {"role": "model", "parts": [{"text"}]},
   "finishReason": "STOP"}], "usageMetadata": {...}}``) and ``:countTokens``.
 
-Every request is recorded. The script sees an :class:`LlmRequest` (which API, the model, the
-system prompt, the user's text, the body, the headers) and returns the answer's text, or a
-:class:`Failure` for an HTTP error; it may sleep to make a client time out.
+Every request is recorded (the server is :func:`skillpilot.bench.hostcli.recording_server`, the
+host CLIs' one; these are its answers). The script sees an :class:`LlmRequest` (which API, the
+model, the system prompt, the user's text, the body, the headers) and returns the answer's text,
+or a :class:`Failure` for an HTTP error; it may sleep to make a client time out.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
+
+from skillpilot.bench.hostcli import Answer, Recorded, Recorder, json_answer, recording_server
 
 Api = Literal["chat", "responses", "gemini"]
 
@@ -68,13 +69,15 @@ Script = Callable[[LlmRequest], "str | Failure"]
 
 @dataclass
 class ScriptedLlm:
-    """The server's state: its script, every model request, every path asked for, and its URL."""
+    """The server's state: its script, every model request (parsed) and its URL."""
 
     script: Script
+    recorder: Recorder
     requests: list[LlmRequest] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    url: str = ""
+
+    @property
+    def url(self) -> str:
+        return self.recorder.url
 
 
 def _text(content: Any) -> str:
@@ -108,20 +111,20 @@ def _usage(request: LlmRequest, answer: str) -> tuple[int, int]:
     return max(1, len(json.dumps(request.body)) // 4), max(1, len(answer) // 4)
 
 
-def _sse(events: list[tuple[str | None, Any]]) -> bytes:
-    lines = []
+def _sse(events: list[tuple[str | None, Any]]) -> list[bytes]:
+    chunks = []
     for event, data in events:
         payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-        lines.append((f"event: {event}\n" if event else "") + f"data: {payload}\n\n")
-    return "".join(lines).encode("utf-8")
+        chunks.append(((f"event: {event}\n" if event else "") + f"data: {payload}\n\n").encode("utf-8"))
+    return chunks
 
 
-def _chat_reply(request: LlmRequest, answer: str) -> tuple[str, bytes]:
+def _chat_reply(request: LlmRequest, answer: str) -> Answer:
     prompt, completion = _usage(request, answer)
     if request.body.get("stream"):
         chunk = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": answer}, "finish_reason": None}]}
         done = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-        return "text/event-stream", _sse([(None, chunk), (None, done), (None, "[DONE]")])
+        return 200, "text/event-stream", _sse([(None, chunk), (None, done), (None, "[DONE]")])
     reply = {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
@@ -129,10 +132,10 @@ def _chat_reply(request: LlmRequest, answer: str) -> tuple[str, bytes]:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
     }
-    return "application/json", json.dumps(reply, ensure_ascii=False).encode("utf-8")
+    return 200, "application/json", [json.dumps(reply, ensure_ascii=False).encode("utf-8")]
 
 
-def _responses_reply(request: LlmRequest, answer: str) -> tuple[str, bytes]:
+def _responses_reply(request: LlmRequest, answer: str) -> Answer:
     prompt, completion = _usage(request, answer)
     item = {
         "type": "message",
@@ -148,18 +151,25 @@ def _responses_reply(request: LlmRequest, answer: str) -> tuple[str, bytes]:
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": prompt + completion,
     }
-    return "text/event-stream", _sse(
-        [
-            ("response.created", {"type": "response.created", "response": {"id": "resp_scripted"}}),
-            ("response.output_item.added", {"type": "response.output_item.added", "item": {**item, "content": []}}),
-            ("response.output_text.delta", {"type": "response.output_text.delta", "delta": answer}),
-            ("response.output_item.done", {"type": "response.output_item.done", "item": item}),
-            ("response.completed", {"type": "response.completed", "response": {"id": "resp_scripted", "usage": usage}}),
-        ]
+    return (
+        200,
+        "text/event-stream",
+        _sse(
+            [
+                ("response.created", {"type": "response.created", "response": {"id": "resp_scripted"}}),
+                ("response.output_item.added", {"type": "response.output_item.added", "item": {**item, "content": []}}),
+                ("response.output_text.delta", {"type": "response.output_text.delta", "delta": answer}),
+                ("response.output_item.done", {"type": "response.output_item.done", "item": item}),
+                (
+                    "response.completed",
+                    {"type": "response.completed", "response": {"id": "resp_scripted", "usage": usage}},
+                ),
+            ]
+        ),
     )
 
 
-def _gemini_reply(request: LlmRequest, answer: str, stream: bool) -> tuple[str, bytes]:
+def _gemini_reply(request: LlmRequest, answer: str, stream: bool) -> Answer:
     prompt, completion = _usage(request, answer)
     reply = {
         "candidates": [{"content": {"role": "model", "parts": [{"text": answer}]}, "finishReason": "STOP", "index": 0}],
@@ -171,85 +181,47 @@ def _gemini_reply(request: LlmRequest, answer: str, stream: bool) -> tuple[str, 
         "modelVersion": request.model,
     }
     if stream:
-        return "text/event-stream", _sse([(None, reply)])
-    return "application/json", json.dumps(reply, ensure_ascii=False).encode("utf-8")
+        return 200, "text/event-stream", _sse([(None, reply)])
+    return 200, "application/json", [json.dumps(reply, ensure_ascii=False).encode("utf-8")]
 
 
-def _handler(server: ScriptedLlm) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+def _answer(state: ScriptedLlm) -> Callable[[Recorded], Answer]:
+    def answer(recorded: Recorded) -> Answer:
+        route, _, _ = recorded.path.partition("?")
+        if recorded.method != "POST":
+            return json_answer({"error": {"message": f"scripted LLM: no {recorded.method} {route}"}}, 404)
+        api: Api
+        model = ""
+        if route.endswith("/chat/completions"):
+            api = "chat"
+        elif route.endswith("/responses"):
+            api = "responses"
+        elif "/models/" in route and ":" in route:
+            api = "gemini"
+            model, _, method = route.rsplit("/", 1)[-1].partition(":")
+            if method == "countTokens":
+                return json_answer({"totalTokens": max(1, len(json.dumps(recorded.body)) // 4)})
+        else:
+            return json_answer({"error": {"message": f"scripted LLM: no POST {route}"}}, 404)
+        request = _parse(api, model, recorded.body, recorded.headers)
+        with state.recorder.lock:
+            state.requests.append(request)
+        reply = state.script(request)
+        if isinstance(reply, Failure):
+            return json_answer({"error": {"message": reply.message, "code": reply.status}}, reply.status)
+        if api == "chat":
+            return _chat_reply(request, reply)
+        if api == "responses":
+            return _responses_reply(request, reply)
+        return _gemini_reply(request, reply, "streamGenerateContent" in route)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, kind: str, payload: bytes) -> None:
-            self.send_response(status)
-            self.send_header("content-type", kind)
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def _json(self, status: int, data: Any) -> None:
-            self._send(status, "application/json", json.dumps(data).encode("utf-8"))
-
-        def do_GET(self) -> None:
-            with server.lock:
-                server.paths.append(self.path)
-            self._json(404, {"error": {"message": f"scripted LLM: no GET {self.path}"}})
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                body = {}
-            route, _, _ = self.path.partition("?")
-            with server.lock:
-                server.paths.append(self.path)
-            api: Api
-            model = ""
-            if route.endswith("/chat/completions"):
-                api = "chat"
-            elif route.endswith("/responses"):
-                api = "responses"
-            elif "/models/" in route and ":" in route:
-                api = "gemini"
-                model, _, method = route.rsplit("/", 1)[-1].partition(":")
-                if method == "countTokens":
-                    self._json(200, {"totalTokens": max(1, len(raw) // 4)})
-                    return
-            else:
-                self._json(404, {"error": {"message": f"scripted LLM: no POST {route}"}})
-                return
-            request = _parse(api, model, body, dict(self.headers.items()))
-            with server.lock:
-                server.requests.append(request)
-            answer = server.script(request)
-            if isinstance(answer, Failure):
-                self._json(answer.status, {"error": {"message": answer.message, "code": answer.status}})
-                return
-            if api == "chat":
-                self._send(200, *_chat_reply(request, answer))
-            elif api == "responses":
-                self._send(200, *_responses_reply(request, answer))
-            else:
-                self._send(200, *_gemini_reply(request, answer, "streamGenerateContent" in route))
-
-    return Handler
+    return answer
 
 
 @contextmanager
 def scripted_llm(script: Script) -> Iterator[ScriptedLlm]:
     """Serve ``script`` on 127.0.0.1 (a free port) for the duration of the block."""
-    state = ScriptedLlm(script)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    # The recorder keeps every request as it came; the model requests are parsed into ``requests``.
+    state = ScriptedLlm(script, Recorder(lambda _recorded: True))
+    with recording_server(state.recorder, _answer(state)):
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -38,11 +38,12 @@ from ..config import load_settings
 from ..errors import SkillPilotError, StoreError
 from ..index.sqlite import set_aside
 from ..model import IndexReport, RouteResult
-from ..router import SkillPilot
 from ..text import clean_text, terminal_safe
 
 if TYPE_CHECKING:
     from typer._click import Command  # Typer vendors its own Click
+
+    from ..router import SkillPilot
 
 EXIT_ERROR = 1
 EXIT_PASSTHROUGH = 3
@@ -219,6 +220,10 @@ def _everywhere(
 
 
 def _pilot(home: Path | None, store: str | None = None, surface: str = "cli", **overrides: Any) -> SkillPilot:
+    # Imported by the commands that route, not with the CLI: `skillpilot mcp` answers its
+    # client's `initialize` without it.
+    from ..router import SkillPilot
+
     return SkillPilot(home=home, store=store or None, surface=surface, **overrides)
 
 

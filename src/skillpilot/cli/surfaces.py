@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from ..config import load_settings
 from . import HomeOption, _pilot, _run, err
 
 
@@ -37,12 +38,14 @@ def mcp(
     from importlib import import_module
 
     server = _run(lambda: import_module("skillpilot.serve.mcp"))
-    pilot = _run(lambda: _pilot(home, surface="mcp"))
+    # Settings now, so a broken config.yaml is exit 1 with its message; the router is built in
+    # the background while the server answers its client (serve.mcp.run).
+    settings = _run(lambda: load_settings(home.expanduser() if home else None))
 
     def ready(url: str) -> None:
         err.print(f"SkillPilot MCP server on {url} (streamable HTTP)", markup=False, soft_wrap=True)
 
-    _run(lambda: server.run(pilot, http_port=http, host=host, ready=ready))
+    _run(lambda: server.run(settings, http_port=http, host=host, ready=ready))
 
 
 def serve(

@@ -53,15 +53,16 @@ RETRY_WAITS = (1.0, 4.0, 10.0)
 @dataclass(frozen=True)
 class EnrichOptions:
     """How a run asks: languages (codes), requests per skill, skills per request, requests at
-    once, seconds and extra tries per request, the token budget (0: none), and which skills."""
+    once, seconds and extra tries per request, the token budget (0: none), and which skills.
+    The numbers have no defaults here: they are the ``enrich.*`` settings (``config.Settings``)."""
 
-    languages: tuple[str, ...] = ("en",)
-    per_skill: int = 6
-    batch_size: int = 8
-    concurrency: int = 2
-    timeout: float = 180.0
-    retries: int = 2
-    token_budget: int = 0
+    languages: tuple[str, ...]
+    per_skill: int
+    batch_size: int
+    concurrency: int
+    timeout: float
+    retries: int
+    token_budget: int
     include_private: bool = False
     force: bool = False
 

@@ -26,15 +26,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from ..adapters.hook_client import KEY_FILE, LOCK_FD_ENV, LOCK_FILE, read_key
-from ..config import Settings
 from ..errors import ServiceError
-from ..model import IndexReport
-from ..router import SkillPilot
 from ..sqlitefile import FOLDER_MODE
 from ..watch import IndexWatcher
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..model import IndexReport
+    from ..router import SkillPilot
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,10 @@ def home_key(home: Path) -> bytes:
     """The home's secret (``serve.key``: 32 random bytes, readable by its owner only), made the
     first time a service needs it. A hook asks the service to prove it knows it before sending
     anything, and the service asks it (derived: ``hook_client.hook_key``) of every hook event."""
+    # Here, not with this package: ``skillpilot.adapters`` loads the router's decision stage,
+    # which the MCP server's handshake does without.
+    from ..adapters.hook_client import KEY_FILE, read_key
+
     path = home / KEY_FILE
     home.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     key = read_key(str(home))
@@ -132,6 +137,8 @@ def hold_service_lock(home: Path) -> int:
     stays open, and write this process's id into it (``skillpilot service stop`` reads it while the
     service still loads). A service a hook started inherits the lock its starter took
     (``$SKILLPILOT_SERVE_LOCK_FD``). Raises ``ServiceError`` when another process holds it."""
+    from ..adapters.hook_client import LOCK_FD_ENV, LOCK_FILE
+
     home.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     path = home / LOCK_FILE
     inherited = os.environ.pop(LOCK_FD_ENV, "")
@@ -162,12 +169,23 @@ class SharedPilot:
 
     The facade keeps its catalog cache and SQLite connection without locks; a route takes
     milliseconds, so serialising calls costs little and rules out two threads reloading the
-    catalog at once.
+    catalog at once. Given a function instead of a pilot, it builds the pilot on first use: the
+    MCP server answers ``initialize`` before the router is even imported.
     """
 
-    def __init__(self, pilot: SkillPilot) -> None:
-        self.pilot = pilot
+    def __init__(self, pilot: SkillPilot | Callable[[], SkillPilot]) -> None:
+        self._pilot = None if callable(pilot) else pilot
+        self._make = pilot if callable(pilot) else None
         self._lock = threading.Lock()
+        self._making = threading.Lock()
+
+    @property
+    def pilot(self) -> SkillPilot:
+        with self._making:
+            if self._pilot is None:
+                assert self._make is not None
+                self._pilot = self._make()
+            return self._pilot
 
     def __call__(self, call: Callable[[SkillPilot], T]) -> T:
         with self._lock:

@@ -17,14 +17,17 @@ the MCP server answers as an ``invalid_argument`` error result and HTTP as a 422
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..limits import MAX_MESSAGE_CHARS, MAX_TOP_K, MIN_TOP_K
-from ..market import Market
-from ..market import find_skill as market_find_skill
-from ..market.find import Source
 from ..model import SIDE_EFFECTS, TRUST_TIERS, IndexedSkill, RetrieverId
-from ..router import SkillPilot
+
+if TYPE_CHECKING:
+    # The MCP server imports this module before it answers ``initialize``; the marketplace and
+    # the router load with the first call.
+    from ..market import Market
+    from ..market.find import Source
+    from ..router import SkillPilot
 
 SCOPES = ("all", "installed", "market")
 MATCHED_BY = ("keyword", "semantic", "hybrid")
@@ -64,6 +67,8 @@ def find_skill(
     pilot: SkillPilot, market: Market, intent: str, scope: str, top_k: int, filters: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Skills for ``intent`` (none: list them) in ``scope``, filtered; see the module docstring."""
+    from ..market import find_skill as market_find_skill
+
     check_query("intent", intent, allow_empty=True)
     check_top_k(top_k)
     if scope not in SCOPES:

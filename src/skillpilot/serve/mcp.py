@@ -48,10 +48,13 @@ Needs the ``[mcp]`` extra.
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, fields, is_dataclass
-from typing import Annotated, Any, TypedDict, get_args, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict, get_args, get_type_hints
 
 from ..errors import MissingExtraError
 
@@ -65,18 +68,23 @@ try:
 except ImportError as exc:
     raise MissingExtraError("mcp", "`skillpilot mcp`", exc.name or "mcp") from exc
 
-from ..catalog import TRUST_MULTIPLIERS
 from ..errors import ConfigError, SkillNotFoundError, SkillPilotError
 from ..limits import DEFAULT_TOP_K, MAX_BODY_BYTES, MAX_TOP_K, MIN_TOP_K
-from ..market import Market
-from ..model import SIDE_EFFECTS, TRUST_TIERS, Decision, Method, RouteResult
-from ..omni import SOURCE_NAMES
-from ..ontoskills import shapes, vocab
-from ..router import SkillPilot
-from . import Refresher, SharedPilot, calls, find, is_loopback, package_version
+from ..model import SIDE_EFFECTS, TRUST_TIERS, Decision, Method
+from . import Refresher, SharedPilot, find, is_loopback, package_version
 from .find import FILTERS, MATCHED_BY, SCOPES, InvalidArgument, check_query, check_top_k, matched_by
 from .protocol import BoundedH11Protocol, replaying
 from .stdio import checked, run_stdio
+
+if TYPE_CHECKING:
+    # What only tool calls use is imported by the first call that does (see ``run``): a client's
+    # ``initialize`` and ``tools/list`` wait for the MCP SDK and this module, never for these.
+    from ..config import Settings
+    from ..market import Market
+    from ..ontoskills import shapes
+    from ..router import SkillPilot
+
+log = logging.getLogger(__name__)
 
 FEEDBACK_KINDS = ("confirm", "correct", "ignore")
 
@@ -163,14 +171,21 @@ class CheckedBodies:
         await self.app(scope, replaying(cleaned, receive), send)
 
 
-def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
-    """An ``MCPServer`` whose tools call ``pilot`` (which it then owns: one call at a time);
-    ``warm`` starts loading its models in the background at once, beside the handshake."""
+def build_server(pilot: SkillPilot | Callable[[], SkillPilot], warm: bool = False) -> MCPServer[Any]:
+    """An ``MCPServer`` whose tools call ``pilot`` (which it then owns: one call at a time), or
+    the pilot a function builds on first use; ``warm`` starts building it and loading its models
+    in the background at once, beside the handshake."""
     shared = SharedPilot(pilot)
     if warm:
         shared.warm_up_in_background()
-    # The marketplace view of the same index (its state is cached per index generation).
-    market = Market(pilot)
+
+    @functools.cache
+    def market() -> Market:
+        # The marketplace view of the same index (its state is cached per index generation).
+        from ..market import Market
+
+        return Market(shared.pilot)
+
     server = _Server(
         "skillpilot",
         version=package_version(),
@@ -218,7 +233,7 @@ def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
             Field(description=FILTERS_TEXT),
         ] = None,
     ) -> CallToolResult:
-        return _tool(lambda: _ok(shared(lambda p: find.find_skill(p, market, intent, scope, top_k, filters or {}))))
+        return _tool(lambda: _ok(shared(lambda p: find.find_skill(p, market(), intent, scope, top_k, filters or {}))))
 
     @server.tool(
         description="Fetch context for a question from the session's attachments, a knowledge base "
@@ -289,7 +304,7 @@ def build_server(pilot: SkillPilot, warm: bool = False) -> MCPServer[Any]:
         description="Compact schema for querying the skills",
     )
     async def schema() -> str:
-        return json.dumps(schema_of(pilot, await server.list_tools()), separators=(",", ":"))
+        return json.dumps(schema_of(shared.pilot, await server.list_tools()), separators=(",", ":"))
 
     return server
 
@@ -327,6 +342,9 @@ def _error(code: str, message: str, **details: Any) -> CallToolResult:
 
 
 def _omni(pilot: SkillPilot, request: dict[str, Any]) -> CallToolResult:
+    from ..omni import SOURCE_NAMES
+    from . import calls
+
     if not request["query"].strip():
         raise InvalidArgument("query", "query must be a question, got an empty string")
     check_query("query", request["query"])
@@ -345,6 +363,8 @@ def _omni(pilot: SkillPilot, request: dict[str, Any]) -> CallToolResult:
 def _lint(shared: SharedPilot, skill: str | None, path: str | None) -> CallToolResult:
     if (skill is None) == (path is None):
         raise InvalidArgument("skill", "give exactly one of skill (an installed skill id) or path")
+    from . import calls
+
     try:
         return _ok(calls.lint_report(shared, skill=skill, path=path))
     except ValueError as exc:
@@ -353,6 +373,8 @@ def _lint(shared: SharedPilot, skill: str | None, path: str | None) -> CallToolR
 
 # -- ontoskill ------------------------------------------------------------------------------
 def _ontoskill(pilot: SkillPilot, q: str, top_k: int) -> CallToolResult:
+    from ..ontoskills import shapes
+
     if not q.strip():
         raise InvalidArgument("q", "q must be a skill id or a query, got an empty string")
     check_query("q", q)
@@ -376,6 +398,8 @@ def _by_key_or_name(q: str, views: list[shapes.OntoView]) -> shapes.OntoView | N
     result's, whatever characters it holds, "Ahrefs Automation" too), SkillPilot key
     (folder-relative path) or name is ``q``, ignoring case: names OntoMCP does not know, tried
     after its own rules."""
+    from ..ontoskills import shapes
+
     wanted = q.lower()
     given = [v for v in views if wanted in (v.skill_id.lower(), v.qualified_id.lower())]
     if given:
@@ -397,6 +421,8 @@ class SkillAdditions(TypedDict):
 def _context(q: str, target: shapes.OntoView, views: list[shapes.OntoView]) -> CallToolResult:
     """OntoMCP's skill context plus :class:`SkillAdditions`, and the instructions (the SKILL.md
     body) unless the skill is private."""
+    from ..ontoskills import shapes
+
     skill = target.skill.skill
     context: dict[str, Any] = dict(shapes.skill_context(target, views))
     additions = SkillAdditions(description=skill.description, name=skill.name, path=skill.path)
@@ -413,6 +439,10 @@ def schema_of(pilot: SkillPilot, tools: Sequence[Tool]) -> dict[str, Any]:
     """What the tools' answers mean, in the shape of OntoSkills' schema resource. Classes and
     their properties come from the types the answers are built from, the tools' arguments from
     their input schemas, so a new field or argument is in the schema the day it is answered."""
+    from ..catalog import TRUST_MULTIPLIERS
+    from ..model import RouteResult
+    from ..ontoskills import shapes, vocab
+
     settings = pilot.settings
     classes = {
         "Skill": {
@@ -519,20 +549,42 @@ def _argument(spec: Mapping[str, Any], required: bool) -> str:
 
 
 def run(
-    pilot: SkillPilot,
+    settings: Settings,
     http_port: int | None = None,
     host: str = "127.0.0.1",
     ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve over stdio, or over streamable HTTP at ``http://host:http_port/mcp`` (loopback only:
     this server has no authentication), calling ``ready(url)`` before it listens. Either way the
-    skill folders are re-scanned every ``index.refreshInterval`` minutes. The models load in the
-    background from the start, so ``initialize`` waits only for the imports (mostly the MCP SDK's,
-    ``benchmarks/mcp_startup.py``), not for them, and the first call is warm."""
+    skill folders are re-scanned every ``index.refreshInterval`` minutes.
+
+    Over stdio the client waits for ``initialize`` before anything else, so only the MCP SDK and
+    this module are imported before it is answered (``benchmarks/mcp_startup.py``): the router
+    is imported, its models loaded and the watcher started on background threads from the
+    start, and the first call waits for whatever of that is left."""
+
+    def pilot() -> SkillPilot:
+        from ..router import SkillPilot
+
+        return SkillPilot(settings=settings, surface="mcp")
+
     server = build_server(pilot, warm=True)
     if http_port is None:
-        with Refresher(pilot.settings):
+        refresher = Refresher(settings)
+
+        def watch() -> None:
+            try:
+                refresher.start()
+            except SkillPilotError as exc:  # every tool call reports it too, to its caller
+                log.warning("not watching the skill folders: %s", exc)
+
+        watching = threading.Thread(target=watch, name="skillpilot-watch-start", daemon=True)
+        watching.start()
+        try:
             server.run("stdio")
+        finally:
+            watching.join()
+            refresher.stop()
         return
     if not is_loopback(host):
         raise ConfigError(
@@ -541,5 +593,5 @@ def run(
         )
     if ready is not None:
         ready(f"http://{host}:{http_port}/mcp")
-    with Refresher(pilot.settings):
+    with Refresher(settings):
         server.run("streamable-http", host=host, port=http_port)

@@ -74,12 +74,16 @@ class SkillRoot:
     """A folder of skills a host offers. ``namespace`` prefixes its skills' names (a plugin's or
     an extension's, ``namespace:skill``); ``depth`` is how many folders below the root the host
     looks for a SKILL.md (1: ``root/<skill>/SKILL.md`` only; None: any depth); ``exclude`` the
-    names (lowercase) the host's settings hide."""
+    names (lowercase) the host's settings hide. ``shadows``: the host lists one skill per name,
+    reading the roots in ``skill_roots`` order and each root's SKILL.md files in descending
+    order of their folder names (byte order), so that a skill read later hides one of the same
+    name read before it, from this root or an earlier one (Gemini CLI)."""
 
     path: str
     namespace: str | None = None
     depth: int | None = None
     exclude: frozenset[str] = frozenset()
+    shadows: bool = False
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ Which skills Codex lists: every SKILL.md up to six folders below ``$CODEX_HOME/s
 ``.system`` skills included), ``~/.agents/skills`` and ``/etc/codex/skills``, and for each folder
 from the project root (the nearest folder above the session's with a ``.git``) down to it, its
 ``.agents/skills`` and, when Codex trusts the project, its ``.codex/skills``. A skill is named by
-its frontmatter ``name``.
+its frontmatter ``name`` ("Ahrefs Automation" in ``ahrefs-automation/`` too), and skills that
+share a name are all listed, each with its SKILL.md path (checked with the real CLI 0.171): the
+context hands each over by that path, and the signal is the SKILL.md the model read.
 
 Setup writes the hooks into ``$CODEX_HOME/hooks.json`` (or a project's ``.codex/hooks.json``) and
 then records their trust the way Codex's own ``/hooks`` screen does: it asks ``codex app-server``

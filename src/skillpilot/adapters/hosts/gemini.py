@@ -13,8 +13,13 @@ files one folder deep under ``~/.gemini/skills``, ``~/.agents/skills``, the work
 ``.gemini/skills`` and ``.agents/skills``, and the ``skills/`` of each installed extension enabled
 for the workspace (``~/.gemini/extensions/extension-enablement.json``); ``~`` is
 ``$GEMINI_CLI_HOME`` when set. A skill is named by its frontmatter ``name`` with ``: \\ / < > * ?
-" |`` turned into ``-``; names in ``skills.disabled`` (user or workspace settings) are not listed,
-nor anything with ``skills.enabled: false``. Gemini's own built-in skills live inside its install
+" |`` turned into ``-`` ("Ahrefs Automation" stays so); names in ``skills.disabled`` (user or
+workspace settings) are not listed, nor anything with ``skills.enabled: false``. Of skills that
+share a name it lists one, the last it reads ("Skill conflict detected"): it reads the folders in
+the order above, extensions first, and each folder's skills in descending name order, so of
+``mcp-builder/`` and ``mcp-builder-composiohq/`` whose SKILL.md both say ``mcp-builder`` it lists
+``mcp-builder/`` (checked with the real CLI 0.61); the other is never named, and an
+``activate_skill`` of that name is the copy it lists. Gemini's own built-in skills live inside its install
 and are not indexed. The model loads a skill with the ``activate_skill`` tool, and the context
 says so.
 
@@ -66,7 +71,7 @@ def offered_roots(cwd: Path | None, home: Path | None = None) -> list[SkillRoot]
     folders += [str(home / ".gemini" / "skills"), str(home / ".agents" / "skills")]
     if cwd is not None:
         folders += [str(cwd / ".gemini" / "skills"), str(cwd / ".agents" / "skills")]
-    return [SkillRoot(f, depth=1, exclude=disabled) for f in folders if os.path.isdir(f)]
+    return [SkillRoot(f, depth=1, exclude=disabled, shadows=True) for f in folders if os.path.isdir(f)]
 
 
 def _extensions(home: Path, cwd: Path | None) -> list[Path]:

@@ -69,12 +69,23 @@ class ImplicitSignal:
 
 
 def skill_names(skills: Iterable[IndexedSkill], host: Host, roots: Sequence[SkillRoot]) -> dict[str, str]:
-    """Skill id -> the name ``host`` lists it by, for the skills under ``roots`` it lists."""
+    """Skill id -> the name ``host`` lists it by, for the skills under ``roots`` it lists (of
+    two skills of one name under roots that shadow, the one the host lists: ``SkillRoot.shadows``)."""
+    rank = {str(Path(r.path).absolute()): n for n, r in enumerate(roots)}
+    listed = [(indexed, root) for indexed, root in under_roots(list(skills), roots)]
+    # The host's reading order: root by root, each root's folders in descending byte order.
+    listed.sort(key=lambda pair: [os.fsencode(part) for part in skill_md(pair[0]).parts], reverse=True)
+    listed.sort(key=lambda pair: rank[str(Path(pair[1].path).absolute())])
     names: dict[str, str] = {}
-    for indexed, root in under_roots(list(skills), roots):
+    holders: dict[str, str] = {}
+    for indexed, root in listed:
         name = host.skill_name(indexed, root)
-        if name is not None:
-            names[indexed.id] = name
+        if name is None:
+            continue
+        if root.shadows:
+            names.pop(holders.get(name, ""), None)
+            holders[name] = indexed.id
+        names[indexed.id] = name
     return names
 
 
@@ -100,18 +111,27 @@ def hook_action(
     library_roots: tuple[str, ...] = (),
     copies: Sequence[Sequence[str]] = (),
 ) -> AdapterAction:
-    """The action :func:`hook_context` writes; its ``candidates`` are the host's names."""
+    """The action :func:`hook_context` writes: its context names skills as the host lists them,
+    its ``candidates`` are skill ids (two that the host lists under one name stay apart)."""
     if result.skill is None:
         return AdapterAction("passthrough")
     # A runner-up is named if the host lists it, or (library mode) handed over by its path.
-    kept = (a for a in result.alternatives if a.id in names or in_library(a.path, library_roots))
+    kept = [a for a in result.alternatives if a.id in names or in_library(a.path, library_roots)]
     named = replace(
         result,
         skill=replace(result.skill, name=names.get(result.skill.id, result.skill.name)),
         alternatives=tuple(replace(a, id=names.get(a.id, a.id)) for a in kept),
     )
     renamed = [[names.get(i, i) for i in group] for group in copies]
-    return action_for(named, via=wording.via, library_roots=library_roots, copies=renamed, verb=wording.verb)
+    action = action_for(named, via=wording.via, library_roots=library_roots, copies=renamed, verb=wording.verb)
+    # The runners-up came back as names, in the router's order among those of one name.
+    unclaimed = list(kept)
+    ids = list(action.candidates[:1])
+    for name in action.candidates[1:]:
+        runner = next(a for a in unclaimed if names.get(a.id, a.id) == name)
+        unclaimed.remove(runner)
+        ids.append(runner.id)
+    return replace(action, candidates=tuple(ids))
 
 
 def library_copies(pilot: SkillPilot, result: RouteResult, library_roots: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -197,8 +217,7 @@ class HostHooks:
         action = hook_action(result, names, self.host.wording, by_path, copies) if listed else None
         context = action.context if action is not None and action.type != "passthrough" else None
         # The ids it named, best first (the signal compares the model's choice with the first).
-        by_name = {name: skill_id for skill_id, name in names.items()}
-        named = tuple(by_name.get(c, c) for c in action.candidates) if action is not None and context else ()
+        named = action.candidates if action is not None and context else ()
         self._remember(event.session, prompt, result.decision, named)
         output = self.host.prompt_output(context) if context else None
         return {"output": output, "result": result.to_dict()}

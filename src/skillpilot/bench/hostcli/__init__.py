@@ -24,12 +24,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Recorded", "Recorder", "Reply", "Script", "recording_server", "text_reply"]
+__all__ = ["Recorded", "Recorder", "Reply", "Script", "recording_server", "scripted_server", "text_reply"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,22 @@ def recording_server(recorder: Recorder, answer: Callable[[Recorded], Answer]) -
     finally:
         server.shutdown()
         server.server_close()
+
+
+HostScript = TypeVar("HostScript")
+
+
+def scripted_server(
+    is_model_request: Callable[[Recorded], bool], answer_for: Callable[[HostScript], Callable[[Recorded], Answer]]
+) -> Callable[[HostScript], AbstractContextManager[Recorder]]:
+    """A host module's ``serve(script)``: its wire protocol (``answer_for(script)`` answers each
+    request) on a free loopback port for the block, recording into a new :class:`Recorder` that
+    tells model requests by ``is_model_request``."""
+
+    def serve(script: HostScript) -> AbstractContextManager[Recorder]:
+        return recording_server(Recorder(is_model_request), answer_for(script))
+
+    return serve
 
 
 def json_answer(data: Any, status: int = 200) -> Answer:

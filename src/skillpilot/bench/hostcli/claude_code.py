@@ -13,11 +13,10 @@ import json
 import os
 import subprocess
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import Answer, Recorded, Recorder, json_answer, recording_server, sse
+from . import Answer, Recorded, Recorder, json_answer, scripted_server, sse
 
 Block = dict[str, Any]
 Script = Callable[[Recorded], list[Block]]
@@ -99,11 +98,8 @@ def _answer(script: Script) -> Callable[[Recorded], Answer]:
     return answer
 
 
-@contextmanager
-def scripted_api(script: Script) -> Iterator[Recorder]:
-    """Serve ``script`` as the Anthropic Messages API on 127.0.0.1 (a free port) for the block."""
-    with recording_server(Recorder(is_model_request), _answer(script)) as recorder:
-        yield recorder
+# ``script`` as the Anthropic Messages API on a free loopback port: ``with scripted_api(script) as api``.
+scripted_api = scripted_server(is_model_request, _answer)
 
 
 # `.ci/run` installs the pinned CLI here; CLAUDE_CODE_BIN points at another copy.

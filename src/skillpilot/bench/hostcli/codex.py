@@ -16,11 +16,10 @@ import json
 import re
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import Answer, Recorded, Recorder, Script, json_answer, recording_server, sse
+from . import Answer, Recorded, Recorder, Script, json_answer, scripted_server, sse
 
 # A model in Codex's own catalog: its context window sets the skill listing's budget.
 MODEL = "gpt-5.5"
@@ -62,11 +61,8 @@ def _answer(script: Script) -> Any:
     return answer
 
 
-@contextmanager
-def serve(script: Script) -> Iterator[Recorder]:
-    """The scripted Responses API on a free loopback port, for the duration of the block."""
-    with recording_server(Recorder(is_model_request), _answer(script)) as recorder:
-        yield recorder
+# The scripted Responses API on a free loopback port: ``with serve(script) as api``.
+serve = scripted_server(is_model_request, _answer)
 
 
 def environment(home: Path, api: Recorder, path: str) -> dict[str, str]:
