@@ -13,9 +13,10 @@ and prints each median wall time in milliseconds. Every run must come back with 
 With ``--claude``: the real ``claude -p`` (offline, against the scripted Messages API of
 ``skillpilot.bench.hostcli.claude_code``) in a throwaway HOME whose ``~/.claude/skills`` is the
 library ``claude_code_listing.py`` builds (294: the bench skills; 1,000: MetaTool tools and forks
-added), indexed, service up and warm. Per size, ``--turns`` prompts (real-dev messages) run with
-the hooks ``skillpilot setup claude-code`` installs, then the same prompts with the plugin
-installed from this repository's marketplace instead. The scripted model invokes the skill the
+added), indexed, service up and warm. Per size, each of ``--turns`` prompts (real-dev messages)
+runs with the hooks ``skillpilot setup claude-code`` installs, then with the plugin installed from
+this repository's marketplace instead (alternately, so both see the same machine load; one is
+disabled while the other runs). The scripted model invokes the skill the
 hook named (so PostToolUse fires too), then answers. Per hook event it reports the wall time
 Claude Code itself logs (``--debug-file``: "Hooks: EVENT [command] finished ... (N ms)"), and
 the whole turn's wall time. Both runs pass ``--strict-mcp-config``: the plugin's MCP server
@@ -107,43 +108,44 @@ def invoke_named_skill(request: Recorded) -> list[dict[str, Any]]:
     return text_reply("Done.")
 
 
-def claude_turns(binary: Path, prompts: list[str], work: Path, env: dict[str, str]) -> dict[str, Any]:
-    """Each prompt as one ``claude -p`` turn: the hooks' wall times Claude Code logged, the turn's."""
-    work.mkdir()
-    hooks: dict[str, list[int]] = {}
-    turns: list[float] = []
-    routed = 0
-    for number, prompt in enumerate(prompts):
-        debug = work / f"debug-{number}.log"
-        with scripted_api(invoke_named_skill) as api:
-            started = time.perf_counter()
-            run_claude(
-                binary,
-                prompt,
-                work,
-                {**env, **claude_env(Path(env["HOME"]), api)},
-                "--strict-mcp-config",
-                "--debug-file",
-                str(debug),
-            )
-            turns.append((time.perf_counter() - started) * 1000)
-            routed += hook_context(api.model_requests()[0]) is not None
-        for event, command, status, millis in HOOK_FINISHED.findall(debug.read_text(encoding="utf-8")):
-            if "hook" not in command or status != "0":
-                raise RuntimeError(f"{event} ran {command!r} with status {status}; see {debug}")
-            hooks.setdefault(event, []).append(int(millis))
+def claude_turn(binary: Path, prompt: str, debug: Path, env: dict[str, str]) -> dict[str, Any]:
+    """One ``claude -p`` turn: its wall time, whether the hook's context reached the model, and
+    each hook event's wall time as Claude Code logged it."""
+    with scripted_api(invoke_named_skill) as api:
+        started = time.perf_counter()
+        run_claude(
+            binary,
+            prompt,
+            debug.parent,
+            {**env, **claude_env(Path(env["HOME"]), api)},
+            "--strict-mcp-config",
+            "--debug-file",
+            str(debug),
+        )
+        turn = (time.perf_counter() - started) * 1000
+        routed = hook_context(api.model_requests()[0]) is not None
+    hooks: dict[str, int] = {}
+    for event, command, status, millis in HOOK_FINISHED.findall(debug.read_text(encoding="utf-8")):
+        if "hook" not in command or status != "0":
+            raise RuntimeError(f"{event} ran {command!r} with status {status}; see {debug}")
+        hooks[event] = int(millis)
+    return {"turn": turn, "routed": routed, "hooks": hooks}
+
+
+def medians(turns: list[dict[str, Any]]) -> dict[str, Any]:
+    events = sorted({event for turn in turns for event in turn["hooks"]})
     return {
         "turns": len(turns),
-        "routed": routed,
-        "turn_wall_ms": round(statistics.median(turns)),
-        "hook_wall_ms": {event: round(statistics.median(values)) for event, values in hooks.items()},
-        "hook_runs": {event: len(values) for event, values in hooks.items()},
-        "load_average": round(os.getloadavg()[0], 2),
+        "routed": sum(turn["routed"] for turn in turns),
+        "turn_wall_ms": round(statistics.median(turn["turn"] for turn in turns)),
+        "hook_wall_ms": {e: round(statistics.median(t["hooks"][e] for t in turns if e in t["hooks"])) for e in events},
+        "hook_runs": {e: sum(e in t["hooks"] for t in turns) for e in events},
     }
 
 
 def claude_size(binary: Path, size: int, turns: int) -> dict[str, Any]:
-    """One library size: setup's hooks, then the plugin's, over the same prompts and service."""
+    """One library size: each prompt with setup's hooks, then with the plugin's (alternately, so
+    both see the same machine load), one service for both."""
     work = Path(tempfile.mkdtemp(prefix=f"skillpilot-plugin-bench-{size}-"))
     library, home, skillpilot_home = work / "library", work / "home", work / "skillpilot"
     library.mkdir()
@@ -160,29 +162,32 @@ def claude_size(binary: Path, size: int, turns: int) -> dict[str, Any]:
     prompts = [q["query"] for q in queries if q["kind"] != "out_of_scope"][:turns]
     # The hooks' commands find this checkout's SkillPilot (the plugin asks `skillpilot`'s interpreter).
     env = {"HOME": str(home), "SKILLPILOT_HOME": str(skillpilot_home), "PYTHONPATH": str(REPO / "src")}
-    host = get_host("claude-code")
-    assert host.setup is not None
+
+    def plugin(*command: str) -> None:
+        subprocess.run(
+            [str(binary), "plugin", *command], env={**os.environ, **env}, cwd=work, check=True, capture_output=True
+        )
+
+    setup = get_host("claude-code").setup
+    assert setup is not None
+    plugin("marketplace", "add", str(REPO))
+    plugin("install", "skillpilot@skillpilot")
+    runs: dict[str, list[dict[str, Any]]] = {"setup": [], "plugin": []}
     service.start(skillpilot_home)
     try:
         info = read_serve_file(skillpilot_home)
         assert info is not None
         route_via_service(info, "warm up", timeout=120)  # a service a user keeps running is warm
-        host.setup.install(skillpilot_home, None)
-        setup = claude_turns(binary, prompts, work / "setup", env)
-        host.setup.uninstall(None)
-        for command in (["marketplace", "add", str(REPO)], ["install", "skillpilot@skillpilot"]):
-            subprocess.run(
-                [str(binary), "plugin", *command],
-                env={**os.environ, **env},
-                cwd=work,
-                check=True,
-                capture_output=True,
-                timeout=180,
-            )
-        plugin = claude_turns(binary, prompts, work / "plugin", env)
+        for number, prompt in enumerate(prompts):
+            plugin("disable", "skillpilot@skillpilot")
+            setup.install(skillpilot_home, None)
+            runs["setup"].append(claude_turn(binary, prompt, work / f"setup-{number}.log", env))
+            setup.uninstall(None)
+            plugin("enable", "skillpilot@skillpilot")
+            runs["plugin"].append(claude_turn(binary, prompt, work / f"plugin-{number}.log", env))
     finally:
         service.stop(skillpilot_home)
-    return {"skills": indexed, "setup": setup, "plugin": plugin}
+    return {"skills": indexed, "load_average": round(os.getloadavg()[0], 2), **{k: medians(v) for k, v in runs.items()}}
 
 
 def main() -> None:
@@ -211,7 +216,7 @@ def main() -> None:
             print(
                 f"{row['skills']} skills, {install}: turn {numbers['turn_wall_ms']} ms, hooks "
                 + ", ".join(f"{event} {ms} ms" for event, ms in numbers["hook_wall_ms"].items())
-                + f" (medians of {numbers['turns']} turns, {numbers['routed']} routed, load {numbers['load_average']})",
+                + f" (medians of {numbers['turns']} turns, {numbers['routed']} routed, load {row['load_average']})",
                 flush=True,
             )
     if args.output:
