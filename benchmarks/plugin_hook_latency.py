@@ -41,14 +41,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from claude_code_listing import BENCH, build_library
+from claude_code_listing import BENCH, build_library, installed_claude
 
 from skillpilot import SkillPilot
 from skillpilot.adapters.hosts import get_host
 from skillpilot.bench.hostcli import Recorded
 from skillpilot.bench.hostcli.claude_code import (
     claude_env,
-    find_claude_binary,
     hook_context,
     run_claude,
     scripted_api,
@@ -201,12 +200,7 @@ def main() -> None:
     if not args.claude:
         hook_processes(args.runs)
         return
-    binary = find_claude_binary()
-    if binary is None:
-        raise SystemExit(
-            "the Claude Code CLI is not installed: npm install --prefix /opt/claude-code @anthropic-ai/claude-code"
-        )
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+    binary, version = installed_claude()
     rows = []
     for size in args.sizes:
         rows.append(claude_size(binary, size, args.turns))
