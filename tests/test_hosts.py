@@ -8,19 +8,16 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from skillpilot import SkillPilot
-from skillpilot.adapters.hosts import SkillRoot, available_hosts, get_host
+from skillpilot.adapters.hosts import available_hosts, get_host
 from skillpilot.adapters.hosts.codex import forget_trust, hook_keys, skill_read_by
 from skillpilot.adapters.hosts.codex import offered_roots as codex_roots
 from skillpilot.adapters.hosts.files import hook_command
 from skillpilot.adapters.hosts.gemini import offered_roots as gemini_roots
-from skillpilot.adapters.hosts.hooks import HostHooks, skill_names
+from skillpilot.adapters.hosts.hooks import skill_names
 from skillpilot.errors import ConfigError
-from skillpilot.model import IndexedSkill
 
 from .conftest import write_skill
 from .surfaces_util import indexed
@@ -166,38 +163,3 @@ def test_codex_trust_entries_go_and_the_rest_of_config_toml_stays(tmp_path: Path
     assert forget_trust(config, keys) == keys
     assert config.read_text(encoding="utf-8") == original
     assert forget_trust(config, keys) == []
-
-
-def test_the_hook_works_out_the_listed_names_once_per_index_generation(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Every prompt walked every skill's path for the names the host lists them by (35 ms a
-    prompt at 1,000 skills on a loaded machine); now a re-index is what makes it walk them again."""
-    monkeypatch.setenv("HOME", str(tmp_path / "user"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    skills = tmp_path / "user" / ".claude" / "skills"
-    write_skill(skills, "invoice-pdf", "name: invoice-pdf\ndescription: Render an invoice as a PDF.", "# Invoice\n")
-    pilot = SkillPilot(home=tmp_path / "home", preconditions=False, embed_provider="trigram-test")
-    pilot.index([skills])
-    host = get_host("claude-code")
-    listed: list[str] = []
-    skill_name = type(host).skill_name
-
-    def counted(self: Any, skill: IndexedSkill, root: SkillRoot) -> str | None:
-        listed.append(skill.id)
-        return skill_name(self, skill, root)
-
-    monkeypatch.setattr(type(host), "skill_name", counted)
-    hooks = HostHooks(host, pilot, lambda call: call(pilot))
-
-    def prompt(text: str) -> None:
-        hooks.answer({"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": str(tmp_path), "prompt": text})
-
-    prompt("render an invoice pdf")
-    prompt("render another invoice pdf")
-    assert sorted(listed) == ["invoice-pdf"]
-    write_skill(skills, "receipt-scan", "name: receipt-scan\ndescription: Read a photographed receipt.", "# Scan\n")
-    pilot.index([skills])
-    prompt("scan this receipt")
-    assert sorted(listed) == ["invoice-pdf", "invoice-pdf", "receipt-scan"]
-    pilot.close()
