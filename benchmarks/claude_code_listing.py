@@ -49,7 +49,8 @@ from skillpilot.serve import read_serve_file
 from skillpilot.serve.client import route_via_service
 
 HERE = Path(__file__).resolve().parent
-BENCH = HERE.parent.parent / "shared" / "bench"
+# The shared corpus beside the checkout, or $SKILLPILOT_BENCH_DATA (a worktree sits elsewhere).
+BENCH = Path(os.environ.get("SKILLPILOT_BENCH_DATA") or HERE.parent.parent / "shared" / "bench")
 PROMPT = "fill in the fields of this PDF application form with my details"
 
 
@@ -171,17 +172,22 @@ def measure(binary: Path, size: int, work: Path) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[294, 1000])
-    parser.add_argument("--json", type=Path, default=HERE / "results" / "claude_code_listing.json")
-    args = parser.parse_args()
+def installed_claude() -> tuple[Path, str]:
+    """The real Claude Code binary and its version; exits when it is not installed."""
     binary = find_claude_binary()
     if binary is None:
         raise SystemExit(
             "the Claude Code CLI is not installed: npm install --prefix /opt/claude-code @anthropic-ai/claude-code"
         )
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+    return binary, subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[294, 1000])
+    parser.add_argument("--json", type=Path, default=HERE / "results" / "claude_code_listing.json")
+    args = parser.parse_args()
+    binary, version = installed_claude()
     rows = []
     for size in args.sizes:
         with tempfile.TemporaryDirectory(prefix="claude-code-listing-") as work:

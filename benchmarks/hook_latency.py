@@ -1,20 +1,22 @@
 """What a host's prompt waits for SkillPilot: the hook process as the host runs it, per host.
 
-For each host (Claude Code, Gemini CLI, Codex CLI), indexes ``../shared/bench/skills`` (294
-skills) as that host's user skill folder (``$CLAUDE_CONFIG_DIR/skills``,
-``$GEMINI_CLI_HOME/.gemini/skills``, ``$CODEX_HOME/skills``) in a fresh home, starts the resident
-service (``skillpilot service start``), then runs, alternately and through ``/bin/sh -c`` as the
-hosts do:
+For each size and host (Claude Code, Gemini CLI, Codex CLI), indexes the library
+``claude_code_listing.py`` builds (294: the bench skills of ``../shared/bench/skills``; 1,000:
+MetaTool tools and forks of the bench skills added) as that host's user skill folder
+(``$CLAUDE_CONFIG_DIR/skills``, ``$GEMINI_CLI_HOME/.gemini/skills``, ``$CODEX_HOME/skills``) in a
+fresh home, starts the resident service (``skillpilot service start``), then runs, alternately
+and through ``/bin/sh -c`` as the hosts do:
 
     hook         the command ``skillpilot setup HOST`` writes, on the host's prompt-event JSON
                  (development queries in turn: hard routes, shortlists and pass-throughs)
     python       ``python -c pass`` with the same interpreter, for reference
 
 and prints both medians: wall time and CPU time (user + system of the finished processes).
-Targets (issues 22.2 and 31.4): hook wall <= 120 ms and CPU <= 80 ms at 294 skills, service warm,
-on a quiet machine, for every host.
+Targets (issues 22.2, 31.4 and 32.2): hook wall <= 120 ms and CPU <= 80 ms at 294 skills, wall
+<= 150 ms at 1,000, service warm, on a quiet machine, for every host.
 
-    python benchmarks/hook_latency.py [--runs 41] [--host gemini ...] [--output results/hook_latency.json]
+    python benchmarks/hook_latency.py [--runs 41] [--host gemini ...] [--sizes 294 1000]
+                                      [--output results/hook_latency.json]
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from claude_code_listing import BENCH, build_library
+
 from skillpilot import SkillPilot
 from skillpilot.adapters.hosts.files import hook_command
 from skillpilot.serve import service
-
-BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
 
 
 def timed(command: str, stdin: bytes) -> tuple[float, float]:
@@ -64,13 +66,13 @@ HOSTS: dict[str, tuple[str, str, dict[str, Any]]] = {
 }
 
 
-def measure(host: str, scratch: Path, data: Path, queries: list[str], runs: int) -> dict[str, Any]:
-    """One host: its own home and index of the bench skills, a fresh service, ``runs`` hooks."""
+def measure(host: str, scratch: Path, library: Path, queries: list[str], runs: int) -> dict[str, Any]:
+    """One host: its own home and index of the library, a fresh service, ``runs`` hooks."""
     variable, folder, event = HOSTS[host]
     host_home = scratch / host
     skills = host_home / folder
     skills.parent.mkdir(parents=True)
-    skills.symlink_to(data / "skills", target_is_directory=True)
+    skills.symlink_to(library, target_is_directory=True)
     os.environ[variable] = str(host_home)
     home = scratch / f"home-{host}"
     pilot = SkillPilot(home=home, preconditions=False)
@@ -112,17 +114,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=41)
     parser.add_argument("--host", action="append", choices=sorted(HOSTS), help="default: every host")
-    parser.add_argument("--data", type=Path, default=BENCH)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[294])
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
 
-    scratch = Path(tempfile.mkdtemp(prefix="skillpilot-hook-bench-"))
     queries = [
         json.loads(line)["query"]
-        for line in (args.data / "queries" / "real-dev.jsonl").read_text(encoding="utf-8").splitlines()
+        for line in (BENCH / "queries" / "real-dev.jsonl").read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
-    rows = [measure(host, scratch, args.data, queries, args.runs) for host in args.host or HOSTS]
+    rows = []
+    for size in args.sizes:
+        scratch = Path(tempfile.mkdtemp(prefix=f"skillpilot-hook-bench-{size}-"))
+        library = scratch / "library"
+        library.mkdir()
+        build_library(library, size)
+        rows += [measure(host, scratch, library, queries, args.runs) for host in args.host or HOSTS]
     for row in rows:
         print(
             f"{row['host']}: {row['skills']} skills, {row['runs']} runs each, load average {row['load_average']:.1f}\n"

@@ -16,9 +16,11 @@ import pytest
 import skillpilot
 from skillpilot import SkillPilot
 from skillpilot.adapters.hooks import RECHECK_SECONDS
+from skillpilot.adapters.hosts import SkillRoot, get_host
 from skillpilot.adapters.hosts.claude_code import offered_roots
 from skillpilot.adapters.hosts.files import hook_command
-from skillpilot.adapters.hosts.hooks import RoutedPrompt, implicit_signal
+from skillpilot.adapters.hosts.hooks import HostHooks, RoutedPrompt, implicit_signal
+from skillpilot.model import IndexedSkill
 from skillpilot.serve import service as lifecycle
 
 from .conftest import EXAMPLES, write_skill
@@ -460,4 +462,39 @@ def test_same_name_skills_are_named_as_claude_code_lists_them_and_the_signal_goe
         run_hook(home, tool_payload("mcp-builder-composiohq", tmp_path))
     (signal,) = [s for s in pilot.feedback_signals() if s.query == "build an MCP server"]
     assert (signal.skill, signal.wrong) == (by_folder["mcp-builder-composiohq"], by_folder["mcp-builder"])
+    pilot.close()
+
+
+def test_the_hook_works_out_the_listed_names_once_per_index_generation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every prompt walked every skill's path for the names the host lists them by (35 ms a
+    prompt at 1,000 skills on a loaded machine); now a re-index is what makes it walk them again."""
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    skills = tmp_path / "user" / ".claude" / "skills"
+    write_skill(skills, "invoice-pdf", "name: invoice-pdf\ndescription: Render an invoice as a PDF.", "# Invoice\n")
+    pilot = SkillPilot(home=tmp_path / "home", preconditions=False, embed_provider="trigram-test")
+    pilot.index([skills])
+    host = get_host("claude-code")
+    listed: list[str] = []
+    skill_name = type(host).skill_name
+
+    def counted(self: Any, skill: IndexedSkill, root: SkillRoot) -> str | None:
+        listed.append(skill.id)
+        return skill_name(self, skill, root)
+
+    monkeypatch.setattr(type(host), "skill_name", counted)
+    hooks = HostHooks(host, pilot, lambda call: call(pilot))
+
+    def prompt(text: str) -> None:
+        hooks.answer({"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": str(tmp_path), "prompt": text})
+
+    prompt("render an invoice pdf")
+    prompt("render another invoice pdf")
+    assert sorted(listed) == ["invoice-pdf"]
+    write_skill(skills, "receipt-scan", "name: receipt-scan\ndescription: Read a photographed receipt.", "# Scan\n")
+    pilot.index([skills])
+    prompt("scan this receipt")
+    assert sorted(listed) == ["invoice-pdf", "invoice-pdf", "receipt-scan"]
     pilot.close()
