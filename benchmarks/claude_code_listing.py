@@ -134,7 +134,7 @@ def measure(binary: Path, size: int, work: Path) -> dict[str, Any]:
         "SKILLPILOT_PRECONDITIONS": "off",
         "CLAUDE_CONFIG_DIR": str(library_home / ".claude"),
     }
-    setup = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json"]
+    setup = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json", "--no-start"]
     subprocess.run(setup, env={**os.environ, **env}, check=True, capture_output=True, timeout=600)
     with resident_service(env):
         library_request = first_request(binary, library_home, work, SKILLPILOT_HOME=str(skillpilot_home))

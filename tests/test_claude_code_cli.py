@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,14 +45,17 @@ USER_SKILLS = ["git-commit", "csv-analyze", "email-send", "translate-text", "cha
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
-def setup_hooks(home: Path, skillpilot_home: Path) -> None:
-    """``skillpilot setup claude-code`` as a user runs it, with ``home`` as HOME."""
+def setup_hooks(home: Path, skillpilot_home: Path, *args: str) -> dict[str, Any]:
+    """``skillpilot setup claude-code ARGS`` as a user runs it, with ``home`` as HOME (``--no-start``
+    where the test serves the home itself); its JSON report."""
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(SRC), "SKILLPILOT_HOME": str(skillpilot_home)}
     env.pop("CLAUDE_CONFIG_DIR", None)
-    command = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json"]
+    command = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json", *args]
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert json.loads(proc.stdout)["path"] == str(home / ".claude" / "settings.json")
+    report: dict[str, Any] = json.loads(proc.stdout)
+    assert report["path"] == str(home / ".claude" / "settings.json")
+    return report
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +69,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     pilot = SkillPilot(home=skillpilot_home, preconditions=False)
     pilot.index([home / ".claude" / "skills"])
     pilot.route("warm up")  # a service answers warm; the hook gives up on one that takes seconds
-    setup_hooks(home, skillpilot_home)
+    setup_hooks(home, skillpilot_home, "--no-start")
     # The service (this process) finds Claude Code's skills where Claude Code keeps them for this HOME.
     with pytest.MonkeyPatch.context() as patch, advertised_service(pilot):
         patch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
@@ -125,7 +129,7 @@ def test_library_mode_hands_the_model_a_skill_md_it_reads(tmp_path: Path, monkey
     pilot = SkillPilot(home=skillpilot_home, preconditions=False)
     pilot.index([library])
     pilot.route("warm up")  # a service answers warm; the hook gives up on one that takes seconds
-    setup_hooks(home, skillpilot_home)
+    setup_hooks(home, skillpilot_home, "--no-start")
     skill_md = library / "git-commit" / "SKILL.md"
 
     def script(request: Recorded) -> list[dict[str, object]]:

@@ -133,7 +133,7 @@ def session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         # The CLI's config must exist before setup adds the hooks (Codex keeps both in ~/.codex).
         current.env()
         before = host_files(home, case)
-        setup(current)
+        setup(current, "--no-start")  # this process serves the home
         # The service (this process) finds the host's skills where the host keeps them for this HOME.
         with pytest.MonkeyPatch.context() as patch, advertised_service(pilot):
             patch.setenv("HOME", str(home))

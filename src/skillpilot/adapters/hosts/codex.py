@@ -38,7 +38,7 @@ import shlex
 import shutil
 import subprocess
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -154,7 +154,9 @@ class CodexSetup:
             handler=lambda command: {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S},
         )
 
-    def install(self, home: Path, project: Path | None) -> dict[str, Any]:
+    def install(self, home: Path, project: Path | None, library_roots: Sequence[str] = ()) -> dict[str, Any]:
+        # Codex's sandboxes (read-only, workspace-write) let commands read any file: the library
+        # roots need no grant, only the hooks.
         report = self.hooks.install(home, project)
         report["trust"] = self._trust(project)
         return report
@@ -165,6 +167,9 @@ class CodexSetup:
         report = self.hooks.uninstall(project)
         report["trust_removed"] = forget_trust(codex_home() / "config.toml", keys)
         return report
+
+    def served_homes(self, project: Path | None) -> set[str]:
+        return self.hooks.served_homes(project)
 
     def checks(self, project: Path | None) -> list[Check]:
         lines = self.hooks.checks(project)
