@@ -11,13 +11,9 @@ Marked ``real_cli`` (CI-only, tens of seconds): skipped without the CLI, require
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -36,26 +32,12 @@ from skillpilot.bench.hostcli.claude_code import (  # noqa: E402
 )
 from skillpilot.feedback import FeedbackStore  # noqa: E402
 
-from .claude_code_util import claude_binary  # noqa: E402
+from .claude_code_util import SRC, claude_binary, setup_hooks  # noqa: E402
 from .surfaces_util import SKILLS, advertised_service  # noqa: E402
 
 pytestmark = pytest.mark.real_cli
 
 USER_SKILLS = ["git-commit", "csv-analyze", "email-send", "translate-text", "changelog-writer"]
-SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-def setup_hooks(home: Path, skillpilot_home: Path, *args: str) -> dict[str, Any]:
-    """``skillpilot setup claude-code ARGS`` as a user runs it, with ``home`` as HOME (``--no-start``
-    where the test serves the home itself); its JSON report."""
-    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(SRC), "SKILLPILOT_HOME": str(skillpilot_home)}
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    command = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json", *args]
-    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report: dict[str, Any] = json.loads(proc.stdout)
-    assert report["path"] == str(home / ".claude" / "settings.json")
-    return report
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +122,9 @@ def test_library_mode_hands_the_model_a_skill_md_it_reads(tmp_path: Path, monkey
 
     with advertised_service(pilot), scripted_api(script) as api:
         env = claude_env(home, api, SKILLPILOT_HOME=str(skillpilot_home), PYTHONPATH=str(SRC))
-        run_claude(binary, "commit my changes", tmp_path, env)
+        project = tmp_path / "project"
+        project.mkdir()
+        run_claude(binary, "commit my changes", project, env)  # the library lies outside the cwd
     pilot.close()
     first, *rest = api.model_requests()
     context = hook_context(first)

@@ -12,7 +12,7 @@ import pytest
 from skillpilot.adapters.hosts import files
 from skillpilot.adapters.hosts.claude_code import HOST
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, write_skill
 from .surfaces_util import cli, cli_process, indexed
 
 USER_SETTINGS = {
@@ -225,3 +225,33 @@ def test_setup_starts_the_service_and_uninstall_stops_it_once_no_host_uses_it(cl
     stopped = cli_process("setup", "gemini", "--uninstall", home=home, **env)
     assert f"stopped the service (pid {started['pid']}): no host set up in this home uses it" in stopped.stdout
     assert cli_process("service", "status", home=home).returncode == 1
+
+
+def test_doctor_counts_what_library_mode_offers(claude: Path, tmp_path: Path) -> None:
+    library = tmp_path / "library"
+    for name in ("invoice-pdf", "semgrep-scan", "dpia-writer"):
+        write_skill(library, name, f"name: {name}\ndescription: The {name} skill, for tests.")
+    home = library_home(tmp_path / "home", library)
+    pilot = indexed(home, embed_provider="trigram-test")
+    pilot.index([library])
+    pilot.close()
+    cli("setup", "claude-code", "--no-start", home=home)
+    report = json.loads(cli("doctor", "claude-code", "--json", home=home).stdout)
+    offered = report["hosts"]["claude-code"]["offered"]
+    assert (offered["skills"], offered["library_roots"], offered["library_skills"]) == ([], [str(library)], 3)
+    human = cli("doctor", "claude-code", home=home).stdout
+    assert f"ok   Claude Code is handed 3 library skills by SKILL.md path, from {library}" in human, human
+
+
+def test_doctor_takes_the_user_hooks_as_covering_a_project(claude: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    indexed(home).close()
+    project = tmp_path / "project"
+    cli("setup", "claude-code", "--no-start", home=home)
+    report = json.loads(cli("doctor", "claude-code", "--json", "--project", str(project), home=home).stdout)
+    user, in_project = report["hosts"]["claude-code"]["checks"]
+    assert (user["ok"], in_project["ok"], in_project["missing"]) == (True, True, [])
+    assert in_project["text"] == (
+        f"project hooks in {project / '.claude' / 'settings.json'}: none needed, the user's hooks cover this project "
+        "(SessionStart, UserPromptSubmit, PostToolUse(Skill), Stop)"
+    )

@@ -256,6 +256,7 @@ def doctor(
     as_json: JsonOption = False,
 ) -> None:
     """What each host gets: index and skill count, service and latency, hooks, offered skills."""
+    from ..adapters import in_library
     from ..adapters.hosts import available_hosts, get_host
     from ..adapters.hosts.hooks import skill_names
     from ..index import assign_ids, open_store
@@ -283,6 +284,7 @@ def doctor(
     where = project.absolute() if project else None
     cwd = where or Path.cwd().absolute()
     hosts = [_host(host)] if host else [get_host(n) for n in available_hosts()]
+    settings = _run(lambda: load_settings(folder))
     report["hosts"] = {}
     for chosen in hosts:
         setup = chosen.setup
@@ -291,10 +293,18 @@ def doctor(
             continue  # not set up for this host
         roots = chosen.skill_roots(cwd)
         names = skill_names(skills, chosen, roots)
+        # Library mode: the host lists none of these, the hook hands each over by its SKILL.md.
+        library = tuple(chosen.library_roots(settings))
+        from_library = [s for s in skills if s.id not in names and library and in_library(s.skill.path, library)]
         report["hosts"][chosen.name] = {
             "title": chosen.title,
             "checks": [{"ok": c.ok, "text": c.text, **c.data} for c in checks],
-            "offered": {"roots": [r.path for r in roots], "skills": sorted(names.values())},
+            "offered": {
+                "roots": [r.path for r in roots],
+                "skills": sorted(names.values()),
+                "library_roots": list(library),
+                "library_skills": len(from_library),
+            },
         }
     # A host is served when one scope has every hook (the user's covers every project).
     served = [
@@ -302,7 +312,8 @@ def doctor(
         for h in report["hosts"].values()
         if any(c["ok"] for c in h["checks"] if "scope" in c) and all(c["ok"] for c in h["checks"] if "scope" not in c)
     ]
-    report["ok"] = bool(skills and state["running"] and served and all(h["offered"]["skills"] for h in served))
+    offers = all(h["offered"]["skills"] or h["offered"]["library_skills"] for h in served)
+    report["ok"] = bool(skills and state["running"] and served and offers)
     if as_json:
         _print_json(report)
         return
@@ -337,7 +348,11 @@ def _print_doctor(report: dict[str, Any]) -> None:
             line(check["ok"], f"{host['title']}: {check['text']}")
         offered = host["offered"]["skills"]
         shown = ", ".join(offered[:12]) + (f" … (+{len(offered) - 12})" if len(offered) > 12 else "")
-        line(bool(offered), f"{host['title']} is offered {len(offered)} indexed skills: {shown or 'none'}")
+        library = host["offered"]["library_skills"]
+        line(bool(offered or library), f"{host['title']} is offered {len(offered)} indexed skills: {shown or 'none'}")
+        if host["offered"]["library_roots"]:
+            roots = ", ".join(host["offered"]["library_roots"])
+            line(bool(library), f"{host['title']} is handed {library} library skills by SKILL.md path, from {roots}")
 
 
 def register(app: typer.Typer) -> None:

@@ -355,17 +355,24 @@ class JsonHookSetup:
 
     def checks(self, project: Path | None) -> list[Check]:
         """One line per scope (the user's file, and the project's when given): are all of
-        SkillPilot's hooks there, and would their command run."""
+        SkillPilot's hooks there, and would their command run. The user's hooks run in every
+        project, so a project's file needs none of the events they cover."""
         lines = []
         scopes: list[tuple[str, Path | None]] = [("user", None)] + ([("project", project)] if project else [])
+        covered: set[str] = set()
         for scope, where in scopes:
             path = self.path(where)
             commands = installed_commands(path)
             setup = f"skillpilot setup {self.host}" + (" --project DIR" if where else "")
             problems = sorted({p for cs in commands.values() for c in cs if (p := command_problem(c, setup))})
-            missing = [s.event for s in self.specs if s.event not in commands]
+            missing = [s.event for s in self.specs if s.event not in commands and s.event not in covered]
             events = ", ".join(s.event + (f"({s.matcher})" if s.matcher else "") for s in self.specs)
-            detail = "; ".join(problems) or (f"missing {', '.join(missing)}" if missing else events)
+            if not commands and covered and not missing:
+                detail = f"none needed, the user's hooks cover this project ({events})"
+            else:
+                detail = "; ".join(problems) or (f"missing {', '.join(missing)}" if missing else events)
             data = {"scope": scope, "path": str(path), "events": sorted(commands), "missing": missing}
             lines.append(Check(not missing and not problems, f"{scope} hooks in {path}: {detail}", data))
+            if not problems:
+                covered |= set(commands)
         return lines
