@@ -171,10 +171,12 @@ def measure(binary: Path, size: int, work: Path) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(doc: str, results: str) -> tuple[argparse.Namespace, Path, str]:
+    """``--sizes`` and ``--json`` (default ``benchmarks/results/RESULTS``), the Claude Code binary
+    and its version; exits when the CLI is not installed."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[294, 1000])
-    parser.add_argument("--json", type=Path, default=HERE / "results" / "claude_code_listing.json")
+    parser.add_argument("--json", type=Path, default=HERE / "results" / results)
     args = parser.parse_args()
     binary = find_claude_binary()
     if binary is None:
@@ -182,6 +184,11 @@ def main() -> None:
             "the Claude Code CLI is not installed: npm install --prefix /opt/claude-code @anthropic-ai/claude-code"
         )
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+    return args, binary, version
+
+
+def main() -> None:
+    args, binary, version = arguments(__doc__, "claude_code_listing.json")
     rows = []
     for size in args.sizes:
         with tempfile.TemporaryDirectory(prefix="claude-code-listing-") as work:

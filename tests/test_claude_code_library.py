@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,12 +27,16 @@ pytest.importorskip("fastapi")
 
 from skillpilot.bench.hostcli import Recorded  # noqa: E402
 from skillpilot.bench.hostcli.claude_code import (  # noqa: E402
+    CHIT_CHAT,
+    LIBRARY_REQUESTS,
+    READ_REFUSED,
+    SKILL_MD_PATH,
     claude_env,
     hook_context,
+    read_result,
+    reads_named_skill,
     run_claude,
     scripted_api,
-    text_reply,
-    tool_use,
 )
 
 from .claude_code_util import SRC, claude_binary, setup_hooks  # noqa: E402
@@ -42,39 +45,7 @@ from .conftest import BENCH, require_corpus  # noqa: E402
 pytestmark = pytest.mark.real_cli
 
 LIBRARY = BENCH / "skills"
-# Request -> the skill folders that serve it (a copy of the right skill counts).
-REQUESTS = {
-    "scan this repository with semgrep for security issues": {"semgrep"},
-    "write a GDPR data protection impact assessment for our new customer database": {
-        "gdpr-dsgvo-expert",
-        "gdpr-compliant",
-    },
-    "fill in the fields of this PDF application form with my details": {"pdftk-server", "nano-pdf"},
-}
-FIRST = next(iter(REQUESTS))
-CHIT_CHAT = [
-    "hi",
-    "what's 2+2?",
-    "thanks!",
-    "你好",
-    "hello there",
-    "good morning",
-    "how are you?",
-    "ok",
-    "cool, thanks",
-    "lol",
-    "what time is it?",
-    "tell me a joke",
-    "bye!",
-    "who are you?",
-    "nice",
-    "yes please",
-    "great job",
-    "谢谢",
-    "see you tomorrow",
-    "good night",
-]
-SKILL_MD = re.compile(r"(/\S+/SKILL\.md)")
+FIRST = next(iter(LIBRARY_REQUESTS))
 
 
 @dataclass
@@ -86,16 +57,8 @@ class Library:
 
 
 def ask(library: Library, prompt: str) -> list[Recorded]:
-    """``claude -p PROMPT`` in the project; the scripted model reads the first SKILL.md the hook's
-    context names, then answers."""
-
-    def script(request: Recorded) -> list[dict[str, object]]:
-        named = SKILL_MD.search(hook_context(request) or "")
-        if named is not None and len(request.body["messages"]) <= 2:
-            return tool_use("Read", {"file_path": named.group(1)}, "toolu_read")
-        return text_reply("Done.")
-
-    with scripted_api(script) as api:
+    """``claude -p PROMPT`` in the project; the model reads the SKILL.md the context names first."""
+    with scripted_api(reads_named_skill) as api:
         env = claude_env(library.home, api, SKILLPILOT_HOME=str(library.skillpilot_home), PYTHONPATH=str(SRC))
         run_claude(claude_binary(), prompt, library.project, env)
         return api.model_requests()
@@ -130,30 +93,17 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
         assert removed["service"]["stopped"] is True, removed
 
 
-def read_result(requests: list[Recorded]) -> dict[str, object]:
-    """The tool result of the model's Read call, as Claude Code sent it back to the model."""
-    assert len(requests) >= 2, "the model's Read call got no answer"
-    results = [
-        block
-        for message in requests[1].body["messages"]
-        for block in message["content"]
-        if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") == "toolu_read"
-    ]
-    assert len(results) == 1, requests[1].body["messages"]
-    result: dict[str, object] = results[0]
-    return result
-
-
-@pytest.mark.parametrize("prompt", list(REQUESTS))
+@pytest.mark.parametrize("prompt", list(LIBRARY_REQUESTS))
 def test_a_library_skill_outside_the_cwd_is_named_and_read(library: Library, prompt: str) -> None:
     requests = library.first if prompt == FIRST else ask(library, prompt)
     context = hook_context(requests[0])
     assert context is not None, f"no context for {prompt!r} (the first prompt after setup: {prompt == FIRST})"
-    named = Path(SKILL_MD.findall(context)[0])
-    assert named.is_relative_to(LIBRARY) and named.parent.name in REQUESTS[prompt], context
+    named = Path(SKILL_MD_PATH.findall(context)[0])
+    assert named.is_relative_to(LIBRARY) and named.parent.name in LIBRARY_REQUESTS[prompt], context
     result = read_result(requests)
+    assert result is not None, "the model's Read call got no answer"
     text = json.dumps(result["content"], ensure_ascii=False)
-    assert result.get("is_error") is not True and "permission" not in text.lower(), text[:500]
+    assert result.get("is_error") is not True and READ_REFUSED not in text, text[:500]
     lines = named.read_text(encoding="utf-8").splitlines()
     first_line = next(line for line in lines[lines.index("---", 1) + 1 :] if line.strip())  # below the frontmatter
     assert json.dumps(first_line, ensure_ascii=False)[1:-1] in text, (first_line, text[:500])
