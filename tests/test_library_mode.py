@@ -79,6 +79,26 @@ def test_copies_in_the_top_five_turn_a_library_pass_through_into_a_shortlist(tmp
     assert action_for(passed, via=SKILL_TOOL, copies=copies).type == "passthrough"
 
 
+def test_copies_nothing_points_to_leave_a_pass_through_alone(tmp_path: Path) -> None:
+    # "great job" at 1,000 skills with forks: a weak pick, and copies of a job-search skill among
+    # runners-up none of which would make a shortlist by itself. Small talk gets nothing.
+    library = str(tmp_path / "library")
+    ref = SkillRef(id="jobtool", name="jobtool", path=f"{library}/jobtool", description="Find jobs.", key="jobtool")
+    passed = RouteResult(
+        query="great job",
+        skill=ref,
+        confidence=0.119,
+        decision="passthrough",
+        method="hybrid",
+        alternatives=(
+            Alternative("technical-job-search", f"{library}/technical-job-search", 0.02, "technical-job-search"),
+            Alternative("technical-job-search-fork1", f"{library}/technical-job-search-fork1", 0.009, "fork1"),
+        ),
+    )
+    copies = [("technical-job-search", "technical-job-search-fork1")]
+    assert action_for(passed, via=SKILL_TOOL, library_roots=(library,), copies=copies).type == "passthrough"
+
+
 def test_codex_library_roots_hand_over_a_skill_codex_does_not_list(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

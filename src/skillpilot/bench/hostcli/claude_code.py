@@ -220,7 +220,7 @@ CHIT_CHAT = (
     "ok",
     "cool, thanks",
     "lol",
-    "what time is it?",
+    "how's it going?",
     "tell me a joke",
     "bye!",
     "who are you?",
