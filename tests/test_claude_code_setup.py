@@ -241,6 +241,18 @@ def test_doctor_counts_what_library_mode_offers(claude: Path, tmp_path: Path) ->
     assert (offered["skills"], offered["library_roots"], offered["library_skills"]) == ([], [str(library)], 3)
     human = cli("doctor", "claude-code", home=home).stdout
     assert f"ok   Claude Code is handed 3 library skills by SKILL.md path, from {library}" in human, human
+    assert "ok   Claude Code: permissions.additionalDirectories lets the host read the library roots" in human
+    # A library root added after setup: Claude Code would refuse to read its skills.
+    later = tmp_path / "later-library"
+    (home / "config.yaml").write_text(
+        json.dumps({"platforms": {"claudeCode": {"libraryRoots": [str(library), str(later)]}}}), encoding="utf-8"
+    )
+    report = json.loads(cli("doctor", "claude-code", "--json", home=home).stdout)
+    assert report["hosts"]["claude-code"]["checks"][-1]["ungranted"] == [str(later)]
+    assert (
+        f"FIX  Claude Code: permissions.additionalDirectories lacks the library roots {later}: "
+        "run `skillpilot setup claude-code` again" in cli("doctor", "claude-code", home=home).stdout
+    )
 
 
 def test_doctor_takes_the_user_hooks_as_covering_a_project(claude: Path, tmp_path: Path) -> None:

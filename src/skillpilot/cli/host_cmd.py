@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..config import default_home, load_settings
+from ..config import Settings, default_home, load_settings
 from ..model import IndexReport
 from . import HomeOption, JsonOption, _fail, _pilot, _print_json, _run, out
 
@@ -159,8 +159,7 @@ def setup(
         report = _run(lambda: chosen.setup.uninstall(where))
         report["service"] = _stop_unused_service(folder, where)
     else:
-        settings = _run(lambda: load_settings(folder))
-        roots = [str(Path(r).expanduser().absolute()) for r in chosen.library_roots(settings)]
+        roots = _library_roots(chosen, _run(lambda: load_settings(folder)))
         report = _run(lambda: chosen.setup.install(folder, where, roots))
         indexed = _run(lambda: _index_user_skills(chosen, folder))
         report["indexed"] = asdict(indexed) if indexed else None
@@ -169,6 +168,11 @@ def setup(
         _print_json({**report, "uninstalled": uninstall})
         return
     _print_setup(chosen, report, uninstall)
+
+
+def _library_roots(host: Any, settings: Settings) -> tuple[str, ...]:
+    """The host's library roots (library mode) as absolute paths, as setup grants them."""
+    return tuple(str(Path(r).expanduser().absolute()) for r in host.library_roots(settings))
 
 
 def _start_service(home: Path) -> dict[str, Any]:
@@ -288,13 +292,13 @@ def doctor(
     report["hosts"] = {}
     for chosen in hosts:
         setup = chosen.setup
-        checks = _run(lambda: setup.checks(where)) if setup is not None else []  # noqa: B023 (called at once)
+        library = _library_roots(chosen, settings)
+        checks = _run(lambda: setup.checks(where, library)) if setup is not None else []  # noqa: B023 (called at once)
         if host is None and not any(c.data.get("events") for c in checks):
             continue  # not set up for this host
         roots = chosen.skill_roots(cwd)
         names = skill_names(skills, chosen, roots)
         # Library mode: the host lists none of these, the hook hands each over by its SKILL.md.
-        library = tuple(chosen.library_roots(settings))
         from_library = [s for s in skills if s.id not in names and library and in_library(s.skill.path, library)]
         report["hosts"][chosen.name] = {
             "title": chosen.title,

@@ -171,8 +171,8 @@ class CodexSetup:
     def served_homes(self, project: Path | None) -> set[str]:
         return self.hooks.served_homes(project)
 
-    def checks(self, project: Path | None) -> list[Check]:
-        lines = self.hooks.checks(project)
+    def checks(self, project: Path | None, library_roots: Sequence[str] = ()) -> list[Check]:
+        lines = self.hooks.checks(project, library_roots)
         listed = list_hooks(project)
         if listed is None:
             lines.append(Check(False, "Codex is not on PATH: cannot ask it whether SkillPilot's hooks are trusted"))

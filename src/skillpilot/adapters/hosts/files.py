@@ -134,11 +134,24 @@ def granted_folders(path: Path, home: Path) -> list[str]:
     return list(record["added"]) if isinstance(record, dict) and isinstance(record.get("added"), list) else []
 
 
-def _grants(home: Path) -> dict[str, Any]:
+def read_or_empty(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``; {} when it cannot be read as one (doctor reports, never fails)."""
     try:
-        return read(home / GRANTS_FILE)
+        return read(path)
     except ConfigError:
         return {}
+
+
+def _listed(settings: dict[str, Any], keys: Sequence[str]) -> list[Any]:
+    """The list at ``keys`` in ``settings`` ([] when any step is missing or of another type)."""
+    value: Any = settings
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, list) else []
+
+
+def _grants(home: Path) -> dict[str, Any]:
+    return read_or_empty(home / GRANTS_FILE)
 
 
 def _with_grant(settings: dict[str, Any], grant: Grant) -> dict[str, Any]:
@@ -199,10 +212,7 @@ def _record_grant(home: Path, path: Path, granted: dict[str, Any] | None) -> Non
 
 def installed_commands(path: Path) -> dict[str, list[str]]:
     """Event -> SkillPilot's hook commands in ``path`` (empty when none or no file)."""
-    try:
-        settings = read(path)
-    except ConfigError:
-        return {}
+    settings = read_or_empty(path)
     found: dict[str, list[str]] = {}
     for event, hook in _hooks(settings):
         if is_ours(hook.get("command")):
@@ -353,10 +363,26 @@ class JsonHookSetup:
         commands = installed_commands(self.path(project))
         return {home for cs in commands.values() for c in cs if (home := home_of(c))}
 
-    def checks(self, project: Path | None) -> list[Check]:
+    def checks(self, project: Path | None, library_roots: Sequence[str] = ()) -> list[Check]:
         """One line per scope (the user's file, and the project's when given): are all of
         SkillPilot's hooks there, and would their command run. The user's hooks run in every
-        project, so a project's file needs none of the events they cover."""
+        project, so a project's file needs none of the events they cover. With ``grant_keys``
+        and library roots, one more: may the host read each of them."""
+        lines = self._hook_checks(project)
+        if self.grant_keys and library_roots:
+            files = [self.path(None)] + ([self.path(project)] if project else [])
+            granted = {str(f) for path in files for f in _listed(read_or_empty(path), self.grant_keys)}
+            ungranted = [r for r in library_roots if not any(Path(r).is_relative_to(g) for g in granted)]
+            where = ".".join(self.grant_keys)
+            text = (
+                f"{where} lacks the library roots {', '.join(ungranted)}: run `skillpilot setup {self.host}` again"
+                if ungranted
+                else f"{where} lets the host read the library roots"
+            )
+            lines.append(Check(not ungranted, text, {"ungranted": ungranted}))
+        return lines
+
+    def _hook_checks(self, project: Path | None) -> list[Check]:
         lines = []
         scopes: list[tuple[str, Path | None]] = [("user", None)] + ([("project", project)] if project else [])
         covered: set[str] = set()

@@ -58,7 +58,7 @@ class PluginCheck:
         home = config.get("home") if isinstance(config, dict) else None
         return {str(Path(home if isinstance(home, str) else default_home()).expanduser().absolute())}
 
-    def checks(self, project: Path | None) -> list[Check]:
+    def checks(self, project: Path | None, library_roots: Sequence[str] = ()) -> list[Check]:
         path = openclaw_config()
         enabled = _plugin_entry().get("enabled") is True
         text = (
