@@ -68,7 +68,8 @@ def ask(binary: Path, prompt: str, home: Path, cwd: Path, skillpilot_home: Path)
     result = read_result(requests)
     read = result is not None and result.get("is_error") is not True
     read = read and READ_REFUSED not in json.dumps(result["content"] if result else "")
-    return {"context": context is not None, "named": named.group(1) if named else None, "read": read}, seconds
+    decision = None if context is None else "hard" if "routed this prompt" in context else "soft"
+    return {"decision": decision, "named": named.group(1) if named else None, "read": read}, seconds
 
 
 def measure(binary: Path, size: int, work: Path) -> dict[str, Any]:
@@ -98,7 +99,7 @@ def measure(binary: Path, size: int, work: Path) -> dict[str, Any]:
         for prompt in CHIT_CHAT:
             row, took = ask(binary, prompt, home, project, skillpilot_home)
             seconds.append(took)
-            if row["context"]:
+            if row["decision"]:
                 chatty.append(prompt)
     finally:
         removed = skillpilot("setup", "claude-code", "--uninstall", env=env)
@@ -127,7 +128,8 @@ def main() -> None:
             f"chit-chat with a context {len(row['chit_chat_with_context'])}/{row['chit_chat']}"
         )
         for request in row["requests"]:
-            print(f"  {request['prompt']!r}: {request['named']} right={request['right']} read={request['read']}")
+            named, right, read = request["named"], request["right"], request["read"]
+            print(f"  {request['prompt']!r}: {request['decision']} {named} right={right} read={read}")
     result = {"claude_code": version, "load_before": [round(x, 2) for x in load], "rows": rows}
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -157,6 +157,7 @@ def setup(
     folder = _home(home)
     if uninstall:
         report = _run(lambda: chosen.setup.uninstall(where))
+        report["indexed"] = None
         report["service"] = _stop_unused_service(folder, where)
     else:
         roots = _library_roots(chosen, _run(lambda: load_settings(folder)))
@@ -221,7 +222,7 @@ def _print_setup(chosen: Any, report: dict[str, Any], uninstall: bool) -> None:
     state = report["service"]
     if uninstall:
         if state["kept_for"]:
-            out.print(f"the service keeps running: {', '.join(state['kept_for'])} still use it", soft_wrap=True)
+            out.print(f"the service keeps running, still used by {', '.join(state['kept_for'])}", soft_wrap=True)
         else:
             stopped = f"stopped the service (pid {state['pid']})" if state["stopped"] else "no service was running"
             out.print(f"{stopped}: no host set up in this home uses it", soft_wrap=True)
