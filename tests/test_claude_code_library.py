@@ -25,19 +25,7 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from skillpilot.bench.hostcli import Recorded  # noqa: E402
-from skillpilot.bench.hostcli.claude_code import (  # noqa: E402
-    CHIT_CHAT,
-    LIBRARY_REQUESTS,
-    READ_REFUSED,
-    SKILL_MD_PATH,
-    claude_env,
-    hook_context,
-    read_result,
-    reads_named_skill,
-    run_claude,
-    scripted_api,
-)
+from skillpilot.bench.hostcli import Recorded, claude_code  # noqa: E402
 
 from .claude_code_util import SRC, claude_binary, setup_hooks  # noqa: E402
 from .conftest import BENCH, require_corpus  # noqa: E402
@@ -45,7 +33,7 @@ from .conftest import BENCH, require_corpus  # noqa: E402
 pytestmark = pytest.mark.real_cli
 
 LIBRARY = BENCH / "skills"
-FIRST = next(iter(LIBRARY_REQUESTS))
+FIRST = next(iter(claude_code.LIBRARY_REQUESTS))
 
 
 @dataclass
@@ -58,9 +46,11 @@ class Library:
 
 def ask(library: Library, prompt: str) -> list[Recorded]:
     """``claude -p PROMPT`` in the project; the model reads the SKILL.md the context names first."""
-    with scripted_api(reads_named_skill) as api:
-        env = claude_env(library.home, api, SKILLPILOT_HOME=str(library.skillpilot_home), PYTHONPATH=str(SRC))
-        run_claude(claude_binary(), prompt, library.project, env)
+    with claude_code.scripted_api(claude_code.reads_named_skill) as api:
+        env = claude_code.claude_env(
+            library.home, api, SKILLPILOT_HOME=str(library.skillpilot_home), PYTHONPATH=str(SRC)
+        )
+        claude_code.run_claude(claude_binary(), prompt, library.project, env)
         return api.model_requests()
 
 
@@ -93,22 +83,22 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
         assert removed["service"]["stopped"] is True, removed
 
 
-@pytest.mark.parametrize("prompt", list(LIBRARY_REQUESTS))
+@pytest.mark.parametrize("prompt", list(claude_code.LIBRARY_REQUESTS))
 def test_a_library_skill_outside_the_cwd_is_named_and_read(library: Library, prompt: str) -> None:
     requests = library.first if prompt == FIRST else ask(library, prompt)
-    context = hook_context(requests[0])
+    context = claude_code.hook_context(requests[0])
     assert context is not None, f"no context for {prompt!r} (the first prompt after setup: {prompt == FIRST})"
-    named = Path(SKILL_MD_PATH.findall(context)[0])
-    assert named.is_relative_to(LIBRARY) and named.parent.name in LIBRARY_REQUESTS[prompt], context
-    result = read_result(requests)
+    named = Path(claude_code.SKILL_MD_PATH.findall(context)[0])
+    assert named.is_relative_to(LIBRARY) and named.parent.name in claude_code.LIBRARY_REQUESTS[prompt], context
+    result = claude_code.read_result(requests)
     assert result is not None, "the model's Read call got no answer"
     text = json.dumps(result["content"], ensure_ascii=False)
-    assert result.get("is_error") is not True and READ_REFUSED not in text, text[:500]
+    assert result.get("is_error") is not True and claude_code.READ_REFUSED not in text, text[:500]
     lines = named.read_text(encoding="utf-8").splitlines()
     first_line = next(line for line in lines[lines.index("---", 1) + 1 :] if line.strip())  # below the frontmatter
     assert json.dumps(first_line, ensure_ascii=False)[1:-1] in text, (first_line, text[:500])
 
 
 def test_chit_chat_gets_nothing(library: Library) -> None:
-    contexts = {prompt: hook_context(ask(library, prompt)[0]) for prompt in CHIT_CHAT}
+    contexts = {prompt: claude_code.hook_context(ask(library, prompt)[0]) for prompt in claude_code.CHIT_CHAT}
     assert {p: c for p, c in contexts.items() if c is not None} == {}
