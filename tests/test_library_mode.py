@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from skillpilot.market.dedup import copies_among
 from skillpilot.model import Alternative, RouteResult, SkillRef
 
 from .conftest import write_skill
-from .surfaces_util import indexed
+from .surfaces_util import cli, indexed
 
 
 def test_a_library_skill_is_read_by_path_and_a_listed_one_invoked(tmp_path: Path) -> None:
@@ -126,3 +127,27 @@ def test_codex_library_roots_hand_over_a_skill_codex_does_not_list(
     context = hooks.answer(payload)["output"]["hookSpecificOutput"]["additionalContext"]
     assert f"read {skill_md} and follow its instructions" in context, context
     pilot.close()
+
+
+def test_codex_setup_grants_nothing_and_doctor_counts_its_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex's sandboxes read any file: setup writes no grant for its library roots, and doctor
+    counts the library skills the hook hands over by path."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no codex: setup leaves trust to its /hooks screen
+    library = tmp_path / "library"
+    write_skill(library, "invoice-pdf", "name: invoice-pdf\ndescription: Render an invoice as a PDF.")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text(f'{{"platforms": {{"codex": {{"libraryRoots": ["{library}"]}}}}}}')
+    pilot = indexed(home, embed_provider="trigram-test")
+    pilot.index([library])
+    pilot.close()
+    report = json.loads(cli("setup", "codex", "--no-start", "--json", home=home).stdout)
+    assert report["granted"] == []
+    assert set(json.loads((tmp_path / "codex" / "hooks.json").read_text(encoding="utf-8"))) == {"hooks"}
+    doctor = json.loads(cli("doctor", "codex", "--json", home=home).stdout)
+    assert doctor["hosts"]["codex"]["offered"]["library_skills"] == 1
+    assert not any("library roots" in check["text"] for check in doctor["hosts"]["codex"]["checks"])
