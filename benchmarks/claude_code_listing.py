@@ -135,7 +135,7 @@ def measure(binary: Path, size: int, work: Path) -> dict[str, Any]:
         "SKILLPILOT_PRECONDITIONS": "off",
         "CLAUDE_CONFIG_DIR": str(library_home / ".claude"),
     }
-    setup = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json"]
+    setup = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json", "--no-start"]
     subprocess.run(setup, env={**os.environ, **env}, check=True, capture_output=True, timeout=600)
     with resident_service(env):
         library_request = first_request(binary, library_home, work, SKILLPILOT_HOME=str(skillpilot_home))
@@ -182,12 +182,18 @@ def installed_claude() -> tuple[Path, str]:
     return binary, subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(doc: str, results: str) -> tuple[argparse.Namespace, Path, str]:
+    """``--sizes`` and ``--json`` (default ``benchmarks/results/RESULTS``), the Claude Code binary
+    and its version; exits when the CLI is not installed."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[294, 1000])
-    parser.add_argument("--json", type=Path, default=HERE / "results" / "claude_code_listing.json")
+    parser.add_argument("--json", type=Path, default=HERE / "results" / results)
     args = parser.parse_args()
-    binary, version = installed_claude()
+    return (args, *installed_claude())
+
+
+def main() -> None:
+    args, binary, version = arguments(__doc__, "claude_code_listing.json")
     rows = []
     for size in args.sizes:
         with tempfile.TemporaryDirectory(prefix="claude-code-listing-") as work:

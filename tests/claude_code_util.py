@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,3 +26,19 @@ def claude_binary() -> Path:
     if os.environ.get("CI") == "true":
         pytest.fail(message + "; .ci/run installs it")
     pytest.skip(message)
+
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def setup_hooks(home: Path, skillpilot_home: Path, *args: str) -> dict[str, Any]:
+    """``skillpilot setup claude-code ARGS`` as a user runs it, with ``home`` as HOME (``--no-start``
+    where the test serves the home itself); its JSON report."""
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(SRC), "SKILLPILOT_HOME": str(skillpilot_home)}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    command = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json", *args]
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report: dict[str, Any] = json.loads(proc.stdout)
+    assert report["path"] == str(home / ".claude" / "settings.json")
+    return report

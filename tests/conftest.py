@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +40,54 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("SKILLPILOT_HOME", str(home))
     return home
+
+
+def serve_processes(under: Path) -> dict[int, str]:
+    """pid -> home of every ``skillpilot serve`` process (as the hook and ``service start`` run
+    it) whose ``--home`` lies under ``under``."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            words = [w.decode("utf-8", "replace") for w in (entry / "cmdline").read_bytes().split(b"\0")]
+        except OSError:
+            continue  # not a process, or one that just ended
+        if words[1:5] != ["-m", "skillpilot", "serve", "--port"] or "--home" not in words:
+            continue
+        home = Path(words[words.index("--home") + 1])
+        if home.is_relative_to(under):
+            found[int(entry.name)] = str(home)
+    return found
+
+
+def stop_left_behind(under: Path, grace_s: float = 10.0) -> dict[int, str]:
+    """Stop the serve processes of homes under ``under`` that are still running after
+    ``grace_s`` (one being stopped is given that long); those it stopped."""
+    deadline = time.monotonic() + grace_s
+    while (left := serve_processes(under)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    return left
+
+
+@pytest.fixture(autouse=True)
+def no_service_left_behind(tmp_path: Path) -> Iterator[None]:
+    """A test stops every service it caused (a hook starts one for a home without): a serve
+    process of a home in the test's temp folder still running afterwards fails the test."""
+    yield
+    left = stop_left_behind(tmp_path)
+    if left:
+        pytest.fail(f"the test left {len(left)} `skillpilot serve` processes running (now stopped): {left}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_service_left_behind_by_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The same for the session's shared folders (module fixtures' homes)."""
+    yield
+    left = stop_left_behind(tmp_path_factory.getbasetemp())
+    if left:
+        pytest.fail(f"the session left {len(left)} `skillpilot serve` processes running (now stopped): {left}")
 
 
 def write_skill(root: Path, folder: str, frontmatter: str, body: str = "") -> Path:

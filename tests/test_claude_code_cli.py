@@ -11,10 +11,7 @@ Marked ``real_cli`` (CI-only, tens of seconds): skipped without the CLI, require
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,23 +32,12 @@ from skillpilot.bench.hostcli.claude_code import (  # noqa: E402
 )
 from skillpilot.feedback import FeedbackStore  # noqa: E402
 
-from .claude_code_util import claude_binary  # noqa: E402
+from .claude_code_util import SRC, claude_binary, setup_hooks  # noqa: E402
 from .surfaces_util import SKILLS, advertised_service  # noqa: E402
 
 pytestmark = pytest.mark.real_cli
 
 USER_SKILLS = ["git-commit", "csv-analyze", "email-send", "translate-text", "changelog-writer"]
-SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-def setup_hooks(home: Path, skillpilot_home: Path) -> None:
-    """``skillpilot setup claude-code`` as a user runs it, with ``home`` as HOME."""
-    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(SRC), "SKILLPILOT_HOME": str(skillpilot_home)}
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    command = [sys.executable, "-m", "skillpilot", "setup", "claude-code", "--json"]
-    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert json.loads(proc.stdout)["path"] == str(home / ".claude" / "settings.json")
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +51,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     pilot = SkillPilot(home=skillpilot_home, preconditions=False)
     pilot.index([home / ".claude" / "skills"])
     pilot.route("warm up")  # a service answers warm; the hook gives up on one that takes seconds
-    setup_hooks(home, skillpilot_home)
+    setup_hooks(home, skillpilot_home, "--no-start")
     # The service (this process) finds Claude Code's skills where Claude Code keeps them for this HOME.
     with pytest.MonkeyPatch.context() as patch, advertised_service(pilot):
         patch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
@@ -125,7 +111,7 @@ def test_library_mode_hands_the_model_a_skill_md_it_reads(tmp_path: Path, monkey
     pilot = SkillPilot(home=skillpilot_home, preconditions=False)
     pilot.index([library])
     pilot.route("warm up")  # a service answers warm; the hook gives up on one that takes seconds
-    setup_hooks(home, skillpilot_home)
+    setup_hooks(home, skillpilot_home, "--no-start")
     skill_md = library / "git-commit" / "SKILL.md"
 
     def script(request: Recorded) -> list[dict[str, object]]:
@@ -136,7 +122,9 @@ def test_library_mode_hands_the_model_a_skill_md_it_reads(tmp_path: Path, monkey
 
     with advertised_service(pilot), scripted_api(script) as api:
         env = claude_env(home, api, SKILLPILOT_HOME=str(skillpilot_home), PYTHONPATH=str(SRC))
-        run_claude(binary, "commit my changes", tmp_path, env)
+        project = tmp_path / "project"
+        project.mkdir()
+        run_claude(binary, "commit my changes", project, env)  # the library lies outside the cwd
     pilot.close()
     first, *rest = api.model_requests()
     context = hook_context(first)

@@ -123,7 +123,7 @@ def test_an_install_from_before_the_host_registry_keeps_working_without_a_rerun(
     doctor = json.loads(cli("doctor", "claude-code", "--json", home=home).stdout)
     assert doctor["hosts"]["claude-code"]["checks"][0]["missing"] == []
     # Setting up again finds nothing to change; uninstall still finds the old entries.
-    assert json.loads(cli("setup", "claude-code", "--json", home=home).stdout)["changed"] is False
+    assert json.loads(cli("setup", "claude-code", "--no-start", "--json", home=home).stdout)["changed"] is False
     assert settings.read_bytes() == before
     cli("setup", "claude-code", "--uninstall", home=home)
     assert json.loads(settings.read_text(encoding="utf-8")) == {"model": "opus"}

@@ -12,8 +12,8 @@ import pytest
 from skillpilot.adapters.hosts import files
 from skillpilot.adapters.hosts.claude_code import HOST
 
-from .conftest import EXAMPLES
-from .surfaces_util import cli, indexed
+from .conftest import EXAMPLES, write_skill
+from .surfaces_util import cli, cli_process, indexed
 
 USER_SETTINGS = {
     "model": "opus",
@@ -51,7 +51,7 @@ def test_setup_merges_keeps_the_rest_is_idempotent_and_uninstalls_only_its_own(c
     original = json.dumps(USER_SETTINGS, indent=4)
     settings.write_text(original, encoding="utf-8")
 
-    proc = cli("setup", "claude-code", "--json", home=home, CLAUDE_CONFIG_DIR=str(claude))
+    proc = cli("setup", "claude-code", "--no-start", "--json", home=home, CLAUDE_CONFIG_DIR=str(claude))
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert (report["path"], report["changed"], report["backup"]) == (str(settings), True, f"{settings}.bak")
@@ -71,7 +71,9 @@ def test_setup_merges_keeps_the_rest_is_idempotent_and_uninstalls_only_its_own(c
     assert words[:3] == [sys.executable, "-S", "-P"] and Path(words[3]).is_file()
     assert words[4:] == ["claude-code", "--home", str(home.absolute())]
 
-    again = json.loads(cli("setup", "claude-code", "--json", home=home, CLAUDE_CONFIG_DIR=str(claude)).stdout)
+    again = json.loads(
+        cli("setup", "claude-code", "--no-start", "--json", home=home, CLAUDE_CONFIG_DIR=str(claude)).stdout
+    )
     assert again["changed"] is False
     assert json.loads(settings.read_text(encoding="utf-8")) == merged
 
@@ -151,4 +153,117 @@ def test_doctor_names_a_hook_whose_interpreter_is_gone(tmp_path: Path) -> None:
     (command,) = files.installed_commands(path)["UserPromptSubmit"]
     assert files.command_problem(command, "skillpilot setup claude-code") == (
         f"the interpreter {tmp_path / 'venv' / 'bin' / 'python'} does not exist or is not executable"
+    )
+
+
+def library_home(home: Path, *roots: Path) -> Path:
+    """A SkillPilot home whose config.yaml sets Claude Code's library roots."""
+    home.mkdir(parents=True)
+    config = {"platforms": {"claudeCode": {"libraryRoots": [str(r) for r in roots]}}}
+    (home / "config.yaml").write_text(json.dumps(config), encoding="utf-8")
+    return home
+
+
+def test_setup_grants_claude_code_the_library_roots_and_uninstall_takes_back_only_those(
+    claude: Path, tmp_path: Path
+) -> None:
+    shared, mine = tmp_path / "team-library", tmp_path / "my-library"
+    home = library_home(tmp_path / "home", shared, mine)
+    settings = claude / "settings.json"
+    user = {**USER_SETTINGS, "permissions": {"allow": ["Bash(git status)"], "additionalDirectories": [str(shared)]}}
+    original = json.dumps(user, indent=4)
+    settings.write_text(original, encoding="utf-8")
+
+    report = json.loads(cli("setup", "claude-code", "--no-start", "--json", home=home).stdout)
+    assert report["granted"] == [str(mine)]  # the user's own entry for the shared one is theirs
+    assert json.loads(settings.read_text(encoding="utf-8"))["permissions"] == {
+        "allow": ["Bash(git status)"],
+        "additionalDirectories": [str(shared), str(mine)],
+    }
+    human = cli("setup", "claude-code", "--no-start", home=home)
+    assert f"Claude Code may read the library roots: {mine}" in human.stdout
+    assert settings.read_text(encoding="utf-8").count(str(mine)) == 1  # idempotent
+
+    removed = cli("setup", "claude-code", "--uninstall", "--json", home=home)
+    assert json.loads(removed.stdout)["changed"] is True
+    assert settings.read_text(encoding="utf-8") == original
+
+
+def test_a_grant_setup_created_goes_with_uninstall(claude: Path, tmp_path: Path) -> None:
+    library = tmp_path / "library"
+    home = library_home(tmp_path / "home", library)
+    settings = claude / "settings.json"
+    original = json.dumps({"model": "opus"}, indent=2)
+    settings.write_text(original, encoding="utf-8")
+    cli("setup", "claude-code", "--no-start", home=home)
+    assert json.loads(settings.read_text(encoding="utf-8"))["permissions"] == {"additionalDirectories": [str(library)]}
+    # The library roots changed: the old grant is taken back, the new one given.
+    other = tmp_path / "other-library"
+    (home / "config.yaml").write_text(
+        json.dumps({"platforms": {"claudeCode": {"libraryRoots": [str(other)]}}}), encoding="utf-8"
+    )
+    cli("setup", "claude-code", "--no-start", home=home)
+    assert json.loads(settings.read_text(encoding="utf-8"))["permissions"] == {"additionalDirectories": [str(other)]}
+    cli("setup", "claude-code", "--uninstall", home=home)
+    assert json.loads(settings.read_text(encoding="utf-8")) == {"model": "opus"}
+
+
+def test_setup_starts_the_service_and_uninstall_stops_it_once_no_host_uses_it(claude: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    # Keyword matching only: the service starts without loading a model.
+    env = {"CLAUDE_CONFIG_DIR": str(claude), "GEMINI_CLI_HOME": str(tmp_path), "SKILLPILOT_ENABLE_SEMANTIC": "false"}
+    setup = cli_process("setup", "claude-code", "--json", home=home, **env)
+    assert setup.returncode == 0, setup.stderr
+    started = json.loads(setup.stdout)["service"]
+    assert (started["running"], started["started"]) == (True, True)
+    again = cli_process("setup", "gemini", home=home, **env)
+    assert f"the service already runs: pid {started['pid']} at {started['url']}" in again.stdout, again.stdout
+
+    kept = cli_process("setup", "claude-code", "--uninstall", "--json", home=home, **env)
+    assert json.loads(kept.stdout)["service"] == {"stopped": False, "pid": None, "kept_for": ["gemini"]}
+    assert cli_process("service", "status", home=home).returncode == 0
+    stopped = cli_process("setup", "gemini", "--uninstall", home=home, **env)
+    assert f"stopped the service (pid {started['pid']}): no host set up in this home uses it" in stopped.stdout
+    assert cli_process("service", "status", home=home).returncode == 1
+
+
+def test_doctor_counts_what_library_mode_offers(claude: Path, tmp_path: Path) -> None:
+    library = tmp_path / "library"
+    for name in ("invoice-pdf", "semgrep-scan", "dpia-writer"):
+        write_skill(library, name, f"name: {name}\ndescription: The {name} skill, for tests.")
+    home = library_home(tmp_path / "home", library)
+    pilot = indexed(home, embed_provider="trigram-test")
+    pilot.index([library])
+    pilot.close()
+    cli("setup", "claude-code", "--no-start", home=home)
+    report = json.loads(cli("doctor", "claude-code", "--json", home=home).stdout)
+    offered = report["hosts"]["claude-code"]["offered"]
+    assert (offered["skills"], offered["library_roots"], offered["library_skills"]) == ([], [str(library)], 3)
+    human = cli("doctor", "claude-code", home=home).stdout
+    assert f"ok   Claude Code is handed 3 library skills by SKILL.md path, from {library}" in human, human
+    assert "ok   Claude Code: permissions.additionalDirectories lets the host read the library roots" in human
+    # A library root added after setup: Claude Code would refuse to read its skills.
+    later = tmp_path / "later-library"
+    (home / "config.yaml").write_text(
+        json.dumps({"platforms": {"claudeCode": {"libraryRoots": [str(library), str(later)]}}}), encoding="utf-8"
+    )
+    report = json.loads(cli("doctor", "claude-code", "--json", home=home).stdout)
+    assert report["hosts"]["claude-code"]["checks"][-1]["ungranted"] == [str(later)]
+    assert (
+        f"FIX  Claude Code: permissions.additionalDirectories lacks the library roots {later}: "
+        "run `skillpilot setup claude-code` again" in cli("doctor", "claude-code", home=home).stdout
+    )
+
+
+def test_doctor_takes_the_user_hooks_as_covering_a_project(claude: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    indexed(home).close()
+    project = tmp_path / "project"
+    cli("setup", "claude-code", "--no-start", home=home)
+    report = json.loads(cli("doctor", "claude-code", "--json", "--project", str(project), home=home).stdout)
+    user, in_project = report["hosts"]["claude-code"]["checks"]
+    assert (user["ok"], in_project["ok"], in_project["missing"]) == (True, True, [])
+    assert in_project["text"] == (
+        f"project hooks in {project / '.claude' / 'settings.json'}: none needed, the user's hooks cover this project "
+        "(SessionStart, UserPromptSubmit, PostToolUse(Skill), Stop)"
     )

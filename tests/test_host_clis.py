@@ -153,7 +153,7 @@ def hosted(name: str, root: Path, write_skills: Callable[[Path], None], **option
         # The CLI's config must exist before setup adds the hooks (Codex keeps both in ~/.codex).
         current.env()
         before = host_files(home, case)
-        setup(current)
+        setup(current, "--no-start")  # this process serves the home
         # The service (this process) finds the host's skills where the host keeps them for this HOME.
         with pytest.MonkeyPatch.context() as patch, advertised_service(pilot):
             patch.setenv("HOME", str(home))

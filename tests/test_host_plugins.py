@@ -60,6 +60,7 @@ def test_a_host_from_an_installed_distribution_is_served_set_up_and_checked(tmp_
 
     setup = skillpilot("setup", "echo", "--json")
     assert setup.returncode == 0, setup.stderr
+    assert json.loads(setup.stdout)["service"]["started"] is True
     hooks = json.loads((echo / "hooks.json").read_text(encoding="utf-8"))["hooks"]
     assert sorted(hooks) == ["ask", "used"] and hooks["used"][0]["matcher"] == "skill"
     assert hooks["ask"][0]["hooks"][0]["command"].split()[-3:] == ["echo", "--home", str(tmp_path / "home")]
@@ -79,3 +80,4 @@ def test_a_host_from_an_installed_distribution_is_served_set_up_and_checked(tmp_
     assert found["used"] == 200
     removed = skillpilot("setup", "echo", "--uninstall", "--json")
     assert removed.returncode == 0 and not (echo / "hooks.json").exists()
+    assert json.loads(removed.stdout)["service"]["stopped"] is True  # no other host uses it

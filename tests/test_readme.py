@@ -126,14 +126,17 @@ HOST_CLIS = ("gemini ", "codex ", "openclaw ")
 def test_every_skillpilot_command_runs_as_written(tmp_path: Path) -> None:
     env = _sandbox(tmp_path)
     ran: dict[str, str] = {}
-    for line in command_lines():
-        if line == TEST_COMMAND or line.startswith(HOST_CLIS):
-            continue  # CI runs the test command; the host CLIs have tests of their own below
-        pip = PIP.match(line)
-        command = (pip.group("rest") or "") if pip else line
-        if command:
-            assert command.startswith("skillpilot "), f"a README command no test runs: {line}"
-            ran[command] = _run(command, env).stdout
+    try:
+        for line in command_lines():
+            if line == TEST_COMMAND or line.startswith(HOST_CLIS):
+                continue  # CI runs the test command; the host CLIs have tests of their own below
+            pip = PIP.match(line)
+            command = (pip.group("rest") or "") if pip else line
+            if command:
+                assert command.startswith("skillpilot "), f"a README command no test runs: {line}"
+                ran[command] = _run(command, env).stdout
+    finally:
+        _run("skillpilot service stop", env)  # `setup claude-code` started it
     assert "hard video-trim" in ran["skillpilot demo"]
     assert "git-commit" in ran['skillpilot route "commit my changes"']
     assert "git-commit" in ran['skillpilot explain "commit my changes"']

@@ -71,16 +71,21 @@ def action_for(
 
     Library mode (the pick under ``library_roots``): the host lists none of those skills, so a
     pass-through would leave the model unaware of them. When two or more of the top five are
-    copies of one another (``copies``: groups of ids, ``market.copies_among``), copies split the
-    router's confidence between them, so the pass-through is a shortlist instead: the pick and
-    the copies first, then runners-up as above, at most three, each with its SKILL.md."""
+    copies of one another (``copies``: groups of ids, ``market.copies_among``) and one of them
+    reaches ``shortlist_score`` by itself, copies split the router's confidence between them, so
+    the pass-through is a shortlist instead: the pick and the copies first, then runners-up as
+    above, at most three, each with its SKILL.md."""
     skill = result.skill
     if skill is None:
         return AdapterAction("passthrough")
-    top_five = [skill.id, *(a.id for a in result.alternatives[:4])]
+    confidence_of = {skill.id: result.confidence, **{a.id: a.score for a in result.alternatives[:4]}}
+    top_five = list(confidence_of)
     group_of = {i: n for n, group in enumerate(copies) for i in group}
     shown = [group_of.get(i) for i in top_five]
-    copied = {i for i, group in zip(top_five, shown, strict=True) if group is not None and shown.count(group) >= 2}
+    # A group counts when one of its copies would qualify for a shortlist by itself: copies of a
+    # skill nothing points to (small talk at 1,000 skills with forks) stay a pass-through.
+    strong = {group_of[i] for i in top_five if i in group_of and confidence_of[i] >= shortlist_score}
+    copied = {i for i, group in zip(top_five, shown, strict=True) if group in strong and shown.count(group) >= 2}
     in_library_mode = in_library(skill.path, library_roots)
     if result.decision == "passthrough" and not (in_library_mode and copied):
         return AdapterAction("passthrough")

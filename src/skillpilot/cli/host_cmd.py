@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..config import default_home
+from ..config import Settings, default_home, load_settings
 from ..model import IndexReport
 from . import HomeOption, JsonOption, _fail, _pilot, _print_json, _run, out
 
@@ -142,21 +142,69 @@ def setup(
     host: HostArgument,
     project: ProjectOption = None,
     uninstall: Annotated[bool, typer.Option("--uninstall", help="Remove SkillPilot's hooks only.")] = False,
+    no_start: Annotated[
+        bool, typer.Option("--no-start", help="Do not start the service now (the next session's hook starts it).")
+    ] = False,
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Merge SkillPilot's hooks into the host's own hook file (backed up first), or take them out."""
+    """Merge SkillPilot's hooks into the host's own hook file (backed up first) and start the
+    service, or take them out (and stop the service when no host set up still uses it)."""
     chosen = _host(host)
     if chosen.setup is None:
         raise _fail(f"{chosen.title} installs SkillPilot its own way (see the README)")
     where = project.absolute() if project else None
-    report = _run(lambda: chosen.setup.uninstall(where) if uninstall else chosen.setup.install(_home(home), where))
-    indexed = None if uninstall else _run(lambda: _index_user_skills(chosen, _home(home)))
+    folder = _home(home)
+    if uninstall:
+        report = _run(lambda: chosen.setup.uninstall(where))
+        report["indexed"] = None
+        report["service"] = _stop_unused_service(folder, where)
+    else:
+        roots = _library_roots(chosen, _run(lambda: load_settings(folder)))
+        report = _run(lambda: chosen.setup.install(folder, where, roots))
+        indexed = _run(lambda: _index_user_skills(chosen, folder))
+        report["indexed"] = asdict(indexed) if indexed else None
+        report["service"] = None if no_start else _start_service(folder)
     if as_json:
-        _print_json({**report, "uninstalled": uninstall, "indexed": asdict(indexed) if indexed else None})
+        _print_json({**report, "uninstalled": uninstall})
         return
-    if indexed is not None:
-        out.print(f"indexed {indexed.total} skills from {', '.join(indexed.roots)}", soft_wrap=True)
+    _print_setup(chosen, report, uninstall)
+
+
+def _library_roots(host: Any, settings: Settings) -> tuple[str, ...]:
+    """The host's library roots (library mode) as absolute paths, as setup grants them."""
+    return tuple(str(Path(r).expanduser().absolute()) for r in host.library_roots(settings))
+
+
+def _start_service(home: Path) -> dict[str, Any]:
+    """Start the home's service (the first prompt of the next session is routed, not the one
+    after the models load); its status and whether this started it."""
+    from ..serve import service
+
+    current, started = _run(lambda: service.start(home))
+    return {**current.to_dict(), "started": started}
+
+
+def _stop_unused_service(home: Path, project: Path | None) -> dict[str, Any]:
+    """Stop the home's service unless a host set up (the user's files, or ``project``'s) still
+    uses it; what was done and which hosts keep it."""
+    from ..adapters.hosts import available_hosts, get_host
+    from ..serve import service
+
+    users = []
+    for name in available_hosts():
+        setup = get_host(name).setup
+        scopes = {None, project}
+        if setup is not None and any(str(home) in setup.served_homes(scope) for scope in scopes):
+            users.append(name)
+    stopped = None if users else _run(lambda: service.stop(home))
+    return {"stopped": stopped is not None, "pid": stopped, "kept_for": users}
+
+
+def _print_setup(chosen: Any, report: dict[str, Any], uninstall: bool) -> None:
+    indexed = report.get("indexed")
+    if indexed:
+        out.print(f"indexed {indexed['total']} skills from {', '.join(indexed['roots'])}", soft_wrap=True)
     path = report["path"]
     if not report["changed"]:
         out.print(f"{path}: already {'without' if uninstall else 'with'} SkillPilot's hooks", soft_wrap=True)
@@ -164,15 +212,27 @@ def setup(
         out.print(f"removed SkillPilot's hooks from {path} (backup {report['backup']})", soft_wrap=True)
     else:
         backup = f" (backup {report['backup']})" if report["backup"] else ""
-        out.print(
-            f"added SkillPilot's hooks ({', '.join(report['events'])}) to {path}{backup}\n"
-            f"the service starts with the next {chosen.title} session; `skillpilot doctor {chosen.name}` checks it all",
-            soft_wrap=True,
-        )
+        out.print(f"added SkillPilot's hooks ({', '.join(report['events'])}) to {path}{backup}", soft_wrap=True)
+    if report.get("granted"):
+        out.print(f"{chosen.title} may read the library roots: {', '.join(report['granted'])}", soft_wrap=True)
     trust = report.get("trust")
     if trust:
         recorded = f"recorded trust for {len(trust['recorded'])} hooks" if trust["recorded"] else ""
         out.print("; ".join(t for t in (recorded, trust["note"]) if t), soft_wrap=True)
+    state = report["service"]
+    if uninstall:
+        if state["kept_for"]:
+            out.print(f"the service keeps running, still used by {', '.join(state['kept_for'])}", soft_wrap=True)
+        else:
+            stopped = f"stopped the service (pid {state['pid']})" if state["stopped"] else "no service was running"
+            out.print(f"{stopped}: no host set up in this home uses it", soft_wrap=True)
+    elif state is None:
+        out.print(f"the service starts with the next {chosen.title} session", soft_wrap=True)
+    else:
+        verb = "started the service" if state["started"] else "the service already runs"
+        out.print(f"{verb}: pid {state['pid']} at {state['url']}", soft_wrap=True)
+    if not uninstall:
+        out.print(f"`skillpilot doctor {chosen.name}` checks it all", soft_wrap=True)
 
 
 def _index_user_skills(host: Any, home: Path) -> IndexReport | None:
@@ -201,6 +261,7 @@ def doctor(
     as_json: JsonOption = False,
 ) -> None:
     """What each host gets: index and skill count, service and latency, hooks, offered skills."""
+    from ..adapters import in_library
     from ..adapters.hosts import available_hosts, get_host
     from ..adapters.hosts.hooks import skill_names
     from ..index import assign_ids, open_store
@@ -228,18 +289,27 @@ def doctor(
     where = project.absolute() if project else None
     cwd = where or Path.cwd().absolute()
     hosts = [_host(host)] if host else [get_host(n) for n in available_hosts()]
+    settings = _run(lambda: load_settings(folder))
     report["hosts"] = {}
     for chosen in hosts:
         setup = chosen.setup
-        checks = _run(lambda: setup.checks(where)) if setup is not None else []  # noqa: B023 (called at once)
+        library = _library_roots(chosen, settings)
+        checks = _run(lambda: setup.checks(where, library)) if setup is not None else []  # noqa: B023 (called at once)
         if host is None and not any(c.data.get("events") for c in checks):
             continue  # not set up for this host
         roots = chosen.skill_roots(cwd)
         names = skill_names(skills, chosen, roots)
+        # Library mode: the host lists none of these, the hook hands each over by its SKILL.md.
+        from_library = [s for s in skills if s.id not in names and library and in_library(s.skill.path, library)]
         report["hosts"][chosen.name] = {
             "title": chosen.title,
             "checks": [{"ok": c.ok, "text": c.text, **c.data} for c in checks],
-            "offered": {"roots": [r.path for r in roots], "skills": sorted(names.values())},
+            "offered": {
+                "roots": [r.path for r in roots],
+                "skills": sorted(names.values()),
+                "library_roots": list(library),
+                "library_skills": len(from_library),
+            },
         }
     # A host is served when one scope has every hook (the user's covers every project).
     served = [
@@ -247,7 +317,8 @@ def doctor(
         for h in report["hosts"].values()
         if any(c["ok"] for c in h["checks"] if "scope" in c) and all(c["ok"] for c in h["checks"] if "scope" not in c)
     ]
-    report["ok"] = bool(skills and state["running"] and served and all(h["offered"]["skills"] for h in served))
+    offers = all(h["offered"]["skills"] or h["offered"]["library_skills"] for h in served)
+    report["ok"] = bool(skills and state["running"] and served and offers)
     if as_json:
         _print_json(report)
         return
@@ -282,7 +353,11 @@ def _print_doctor(report: dict[str, Any]) -> None:
             line(check["ok"], f"{host['title']}: {check['text']}")
         offered = host["offered"]["skills"]
         shown = ", ".join(offered[:12]) + (f" … (+{len(offered) - 12})" if len(offered) > 12 else "")
-        line(bool(offered), f"{host['title']} is offered {len(offered)} indexed skills: {shown or 'none'}")
+        library = host["offered"]["library_skills"]
+        line(bool(offered or library), f"{host['title']} is offered {len(offered)} indexed skills: {shown or 'none'}")
+        if host["offered"]["library_roots"]:
+            roots = ", ".join(host["offered"]["library_roots"])
+            line(bool(library), f"{host['title']} is handed {library} library skills by SKILL.md path, from {roots}")
 
 
 def register(app: typer.Typer) -> None:

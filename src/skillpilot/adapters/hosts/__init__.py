@@ -140,13 +140,22 @@ class HostSetup(Protocol):
 
     ``install`` and ``uninstall`` return what they did as a JSON-able dict with at least
     ``path`` (the file written), ``changed`` and ``backup``; both are idempotent, keep every
-    setting and hook that is not SkillPilot's, and back the previous file up before a change."""
+    setting and hook that is not SkillPilot's, and back the previous file up before a change.
+    ``library_roots`` (the host's library mode) are folders the host must be able to read:
+    ``install`` grants that where the host asks for it (and reports them as ``granted``),
+    ``uninstall`` takes back exactly what it granted, ``checks`` says whether the host may read
+    them. ``served_homes`` says which homes the installed hooks use."""
 
-    def install(self, home: Path, project: Path | None) -> dict[str, Any]: ...
+    def install(self, home: Path, project: Path | None, library_roots: Sequence[str] = ()) -> dict[str, Any]: ...
 
     def uninstall(self, project: Path | None) -> dict[str, Any]: ...
 
-    def checks(self, project: Path | None) -> list[Check]: ...
+    def checks(self, project: Path | None, library_roots: Sequence[str] = ()) -> list[Check]: ...
+
+    def served_homes(self, project: Path | None) -> set[str]:
+        """The SkillPilot homes whose service the host's installed hooks use (the user's, or
+        ``project``'s), so that uninstalling one host stops a service no other host uses."""
+        ...
 
 
 @runtime_checkable

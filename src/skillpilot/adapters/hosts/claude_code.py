@@ -16,7 +16,8 @@ user's and the project's settings). A plugin's skills are invoked as ``plugin-na
 that is the name the context gives them. The context tells the model to invoke the skill "with
 your Skill tool". Setup writes the hooks into ``settings.json`` (the user's, or a project's
 ``.claude/settings.json``); library mode (``platforms.claudeCode.libraryRoots``) adds folders
-Claude Code does not list, whose skills are handed over by their SKILL.md path.
+Claude Code does not list, whose skills are handed over by their SKILL.md path, and setup lists
+them in ``permissions.additionalDirectories`` so that the model's Read of one is allowed.
 """
 
 from __future__ import annotations
@@ -149,6 +150,8 @@ class ClaudeCode:
         user_file=lambda: claude_home() / "settings.json",
         project_file=lambda project: project / ".claude" / "settings.json",
         handler=lambda command: {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S},
+        # Claude Code refuses to read outside the working folder unless a folder is listed here.
+        grant_keys=("permissions", "additionalDirectories"),
     )
 
     def read(self, payload: Mapping[str, Any]) -> HookEvent:

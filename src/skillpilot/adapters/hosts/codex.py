@@ -40,7 +40,7 @@ import shlex
 import shutil
 import subprocess
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -156,7 +156,9 @@ class CodexSetup:
             handler=lambda command: {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S},
         )
 
-    def install(self, home: Path, project: Path | None) -> dict[str, Any]:
+    def install(self, home: Path, project: Path | None, library_roots: Sequence[str] = ()) -> dict[str, Any]:
+        # Codex's sandboxes (read-only, workspace-write) let commands read any file: the library
+        # roots need no grant, only the hooks.
         report = self.hooks.install(home, project)
         report["trust"] = self._trust(project)
         return report
@@ -168,8 +170,11 @@ class CodexSetup:
         report["trust_removed"] = forget_trust(codex_home() / "config.toml", keys)
         return report
 
-    def checks(self, project: Path | None) -> list[Check]:
-        lines = self.hooks.checks(project)
+    def served_homes(self, project: Path | None) -> set[str]:
+        return self.hooks.served_homes(project)
+
+    def checks(self, project: Path | None, library_roots: Sequence[str] = ()) -> list[Check]:
+        lines = self.hooks.checks(project, library_roots)
         listed = list_hooks(project)
         if listed is None:
             lines.append(Check(False, "Codex is not on PATH: cannot ask it whether SkillPilot's hooks are trusted"))

@@ -11,11 +11,11 @@ OpenClaw reads the skill to use from the context, so the wording names it with i
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...config import Settings
+from ...config import Settings, default_home
 from ...errors import ConfigError
 from ...model import IndexedSkill
 from . import Check, HookEvent, HookSpec, SkillRoot, Wording, json_object, listed_name
@@ -28,10 +28,18 @@ def openclaw_config() -> Path:
     return Path(os.environ.get("OPENCLAW_CONFIG_PATH") or "~/.openclaw/openclaw.json").expanduser()
 
 
+def _plugin_entry() -> dict[str, Any]:
+    """SkillPilot's entry in OpenClaw's ``plugins.entries`` ({} when there is none)."""
+    plugins = json_object(openclaw_config()).get("plugins")
+    entries = plugins.get("entries") if isinstance(plugins, dict) else None
+    entry = entries.get(PLUGIN_ID) if isinstance(entries, dict) else None
+    return entry if isinstance(entry, dict) else {}
+
+
 class PluginCheck:
     """``doctor openclaw``: the plugin is installed the way the README's commands leave it."""
 
-    def install(self, home: Path, project: Path | None) -> dict[str, Any]:
+    def install(self, home: Path, project: Path | None, library_roots: Sequence[str] = ()) -> dict[str, Any]:
         raise ConfigError(
             "setup",
             "OpenClaw installs the plugin itself: `openclaw plugins install --link adapters/openclaw` "
@@ -41,12 +49,18 @@ class PluginCheck:
     def uninstall(self, project: Path | None) -> dict[str, Any]:
         raise ConfigError("setup", "OpenClaw removes the plugin itself: `openclaw plugins uninstall skillpilot`")
 
-    def checks(self, project: Path | None) -> list[Check]:
+    def served_homes(self, project: Path | None) -> set[str]:
+        # As the plugin finds its home: its config's `home`, else $SKILLPILOT_HOME, else ~/.skillpilot.
+        entry = _plugin_entry()
+        if entry.get("enabled") is not True:
+            return set()
+        config = entry.get("config")
+        home = config.get("home") if isinstance(config, dict) else None
+        return {str(Path(home if isinstance(home, str) else default_home()).expanduser().absolute())}
+
+    def checks(self, project: Path | None, library_roots: Sequence[str] = ()) -> list[Check]:
         path = openclaw_config()
-        plugins = json_object(path).get("plugins")
-        entries = plugins.get("entries") if isinstance(plugins, dict) else None
-        entry = entries.get(PLUGIN_ID) if isinstance(entries, dict) else None
-        enabled = isinstance(entry, dict) and entry.get("enabled") is True
+        enabled = _plugin_entry().get("enabled") is True
         text = (
             f"the {PLUGIN_ID} plugin is enabled in {path}"
             if enabled

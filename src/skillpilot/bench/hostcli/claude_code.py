@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -190,4 +191,67 @@ def hook_context(request: Recorded) -> str | None:
         start = text.find(HOOK_CONTEXT_HEADER)
         if start >= 0:
             return text[start + len(HOOK_CONTEXT_HEADER) :]
+    return None
+
+
+# Library mode as a user meets it (tests/test_claude_code_library.py, benchmarks/claude_code_library.py):
+# request -> the skill folders that serve it (a copy of the right skill counts), and small talk
+# that must get nothing.
+LIBRARY_REQUESTS = {
+    "scan this repository with semgrep for security issues": ("semgrep",),
+    "write a GDPR data protection impact assessment for our new customer database": (
+        "gdpr-dsgvo-expert",
+        "gdpr-compliant",
+    ),
+    "fill in the fields of this PDF application form with my details": ("pdftk-server", "nano-pdf"),
+}
+CHIT_CHAT = (
+    "hi",
+    "what's 2+2?",
+    "thanks!",
+    "你好",
+    "hello there",
+    "good morning",
+    "how are you?",
+    "ok",
+    "cool, thanks",
+    "lol",
+    "how's it going?",
+    "tell me a joke",
+    "bye!",
+    "who are you?",
+    "nice",
+    "yes please",
+    "great job",
+    "谢谢",
+    "see you tomorrow",
+    "good night",
+)
+SKILL_MD_PATH = re.compile(r"(/\S+/SKILL\.md)")
+READ_ID = "toolu_read"
+# Claude Code's answer to a Read outside the folders it may read.
+READ_REFUSED = "haven't granted"
+
+
+def reads_named_skill(request: Recorded) -> list[Block]:
+    """A script: the model reads the first SKILL.md the hook's context names, then answers."""
+    named = SKILL_MD_PATH.search(hook_context(request) or "")
+    if named is not None and len(request.body["messages"]) <= 2:
+        return tool_use("Read", {"file_path": named.group(1)}, READ_ID)
+    return text_reply("Done.")
+
+
+def read_result(requests: list[Recorded]) -> dict[str, Any] | None:
+    """The tool result of the model's Read call (:func:`reads_named_skill`) as Claude Code sent it
+    back to the model; None when no request carries it."""
+    for request in requests[1:]:
+        for message in request.body.get("messages", []):
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if (
+                    isinstance(block, dict)
+                    and block.get("type") == "tool_result"
+                    and block.get("tool_use_id") == READ_ID
+                ):
+                    return block
     return None
