@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from skillpilot import SkillPilot
+from skillpilot.index import open_store
+from skillpilot.index.builder import root_id
 
 from .cli_util import CliOutcome, run_cli
 from .conftest import EXAMPLES
@@ -131,3 +133,17 @@ def cli_process(*args: str, home: Path, stdin: str | None = None, **env: str) ->
         env=environment,
         timeout=120,
     )
+
+
+def wait_until_indexed(skillpilot_home: Path, folder: Path, seconds: float = 120) -> None:
+    """Wait for a host session's background indexing of ``folder`` (a project's skills, offered
+    by the session's first events): a prompt waits at most ``HOOK_INDEX_WAIT`` for a new root, so
+    on a busy machine only a later prompt is sure to route to it."""
+    store = open_store(skillpilot_home / "index.sqlite")
+    try:
+        deadline = time.monotonic() + seconds
+        while root_id(folder) not in store.roots():
+            assert time.monotonic() < deadline, f"{folder} was never indexed"
+            time.sleep(0.2)
+    finally:
+        store.close()

@@ -33,7 +33,7 @@ from skillpilot.bench.hostcli.claude_code import (  # noqa: E402
 from skillpilot.feedback import FeedbackStore  # noqa: E402
 
 from .claude_code_util import SRC, claude_binary, setup_hooks  # noqa: E402
-from .surfaces_util import SKILLS, advertised_service  # noqa: E402
+from .surfaces_util import SKILLS, advertised_service, wait_until_indexed  # noqa: E402
 
 pytestmark = pytest.mark.real_cli
 
@@ -90,6 +90,8 @@ def test_a_passthrough_prompt_adds_nothing(session: tuple[Path, Path], tmp_path:
 def test_a_project_skill_from_the_cwd_is_routed(session: tuple[Path, Path], tmp_path: Path) -> None:
     project = tmp_path / "project"
     shutil.copytree(SKILLS / "web-scrape", project / ".claude" / "skills" / "web-scrape")
+    run(session, "hello", project)
+    wait_until_indexed(session[1], project / ".claude" / "skills")
     requests = run(session, "scrape the product prices off https://example.com/shop into a CSV", project)
     first = requests[0]
     assert "web-scrape" in skill_listing(first), "Claude Code did not list the project skill"

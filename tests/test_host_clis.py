@@ -17,7 +17,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,14 +34,12 @@ from skillpilot.bench.hostcli import Recorded, Recorder, Reply, Script, text_rep
 from skillpilot.bench.hostcli import codex as codex_driver  # noqa: E402
 from skillpilot.bench.hostcli import gemini as gemini_driver  # noqa: E402
 from skillpilot.feedback import FeedbackStore  # noqa: E402
-from skillpilot.index import open_store  # noqa: E402
-from skillpilot.index.builder import root_id  # noqa: E402
 
 from .conftest import write_skill  # noqa: E402
 from .harness import codex as codex_harness  # noqa: E402
 from .harness import gemini as gemini_harness  # noqa: E402
 from .host_cli_util import host_cli  # noqa: E402
-from .surfaces_util import SKILLS, advertised_service  # noqa: E402
+from .surfaces_util import SKILLS, advertised_service, wait_until_indexed  # noqa: E402
 
 pytestmark = pytest.mark.real_cli
 
@@ -203,15 +200,8 @@ def test_a_project_skill_from_the_cwd_is_routed(session: Session, tmp_path: Path
     driver = session.case.driver
     project = tmp_path / "project"
     shutil.copytree(SKILLS / "web-scrape", project / session.case.project_skills / "web-scrape")
-    # The session's first events start indexing the new project folder in the background; a
-    # prompt waits at most HOOK_INDEX_WAIT for it, so on a busy machine the next one routes to it.
     run(session, "hello", project)
-    store = open_store(session.skillpilot_home / "index.sqlite")
-    deadline = time.monotonic() + 120
-    while root_id(project / session.case.project_skills) not in store.roots():
-        assert time.monotonic() < deadline, "the project's skills were never indexed"
-        time.sleep(0.2)
-    store.close()
+    wait_until_indexed(session.skillpilot_home, project / session.case.project_skills)
     first = run(session, "scrape the product prices off https://example.com/shop into a CSV", project)[0]
     assert "web-scrape" in driver.listing(first), "the host did not list the project skill"
     context = driver.context(first)
