@@ -42,6 +42,7 @@ from .codec import (
 )
 
 log = logging.getLogger(__name__)
+_NOTHING_WRITTEN = "%s: the disk is full; nothing routes read changed, so nothing was written"
 
 SCHEMA_VERSION = "1"
 
@@ -210,10 +211,19 @@ class SQLiteStore:
         """Write one index run's changes atomically (all or nothing). On a full disk (the store
         read-only) a run that changes nothing a router reads is not written: only its bookkeeping
         (file stats, the skipped list) is left as it was, so a refresh of an unchanged catalog
-        still succeeds."""
+        still succeeds. SQLite may also open a full disk's file for writing and fail only at the
+        first write: the same holds then."""
         if read_only(self._db) and self._reads_the_same(changes):
-            log.warning("%s: the disk is full; nothing routes read changed, so nothing was written", self.path)
+            log.warning(_NOTHING_WRITTEN, self.path)
             return
+        try:
+            self._write(changes)
+        except StoreError as exc:
+            if exc.problem != "full" or not self._reads_the_same(changes):
+                raise
+            log.warning(_NOTHING_WRITTEN, self.path)
+
+    def _write(self, changes: IndexChanges) -> None:
         now = time.time()
         with self._in_transaction, transaction(self._db, self.path, "index") as db:
             for root in changes.dropped_roots:
