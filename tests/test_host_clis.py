@@ -359,6 +359,61 @@ def test_the_gemini_extension_installs_routes_and_uninstalls_with_gemini_extensi
     assert not (home / ".gemini" / "extensions" / manifest["name"]).exists()
 
 
+def test_the_gemini_extension_names_a_project_skill_only_once_gemini_trusts_the_folder(tmp_path: Path) -> None:
+    """Gemini CLI lists a workspace's skills in a trusted folder only (folder trust is on by
+    default) and runs an extension's hooks in any folder (the settings.json hooks of ``setup
+    gemini`` only in a trusted one). In an untrusted folder, in an interactive session (headless
+    ``gemini -p`` refuses the folder), the extension's hook names the user's skills but not the
+    project's, even indexed; trusted in ``trustedFolders.json``, the project's skill is listed and
+    named."""
+    launcher, env = host_cli("gemini")
+    home, project = tmp_path / "home", tmp_path / "project"
+    skillpilot_home = home / ".skillpilot"
+    for name in USER_SKILLS:
+        shutil.copytree(SKILLS / name, home / ".gemini" / "skills" / name)
+    shutil.copytree(SKILLS / "web-scrape", project / ".gemini" / "skills" / "web-scrape")
+    path = f"{Path(sys.executable).parent}:{launcher.parent}:{env['PATH']}"
+    gemini_env = {"PATH": path, "HOME": str(home), "PYTHONPATH": str(SRC)}
+    extension = Path(__file__).resolve().parents[1] / "adapters" / "gemini"
+    installed = subprocess.run(
+        [str(launcher), "extensions", "install", str(extension), "--consent"],
+        env=gemini_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        input="y\n",
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    rules = home / ".gemini" / "trustedFolders.json"
+    rules.write_text(json.dumps({str(project): "DO_NOT_TRUST"}), encoding="utf-8")
+    pilot = SkillPilot(home=skillpilot_home, preconditions=False)
+    pilot.index([home / ".gemini" / "skills", project / ".gemini" / "skills"])
+    pilot.route("warm up")
+    scrape = "scrape the product prices off https://example.com/shop into a CSV"
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        advertised_service(pilot),
+        gemini_driver.serve(lambda _request: text_reply("Done.")) as api,
+    ):
+        patch.setenv("HOME", str(home))
+        patch.delenv("GEMINI_CLI_HOME", raising=False)
+        run_env = {**gemini_driver.environment(home, api, path), "PYTHONPATH": str(SRC)}
+        untrusted = gemini_harness.interactive_turn(launcher, scrape, project, run_env, api)[0]
+        commit = gemini_harness.interactive_turn(launcher, "commit my changes", project, run_env, api)[0]
+        api.clear()
+        gemini_driver.run(launcher, scrape, project, run_env)  # trusts the folder, as the user's answer would
+        trusted = api.model_requests()[0]
+    pilot.close()
+    assert "git-commit" in gemini_driver.listing(untrusted)
+    assert "web-scrape" not in gemini_driver.listing(untrusted)
+    assert "web-scrape" not in (gemini_driver.context(untrusted) or "")
+    assert "activate the skill `git-commit`" in (gemini_driver.context(commit) or ""), "no hook ran"
+    assert json.loads(rules.read_text(encoding="utf-8")) == {str(project): "TRUST_FOLDER"}
+    assert "web-scrape" in gemini_driver.listing(trusted)
+    context = gemini_driver.context(trusted)
+    assert context is not None and "`web-scrape`" in context, context
+
+
 def test_eval_host_reports_what_the_model_request_carried_without_and_with_skillpilot(tmp_path: Path) -> None:
     launcher, env = host_cli("codex")
     skills = tmp_path / "skills"
