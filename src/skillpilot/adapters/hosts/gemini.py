@@ -37,9 +37,10 @@ already running, whose hook then names none of that folder's skills (never one G
 list). An IDE's trust (the IDE companion's workspace state) is not seen either. Headless ``gemini
 -p`` refuses an untrusted folder; an interactive session runs in it without its skills.
 
-Setup writes the hooks into ``~/.gemini/settings.json`` (or a project's ``.gemini/settings.json``;
-Gemini CLI runs a project's hooks in trusted folders only); ``adapters/gemini`` is the same hooks
-as a Gemini extension (``gemini extensions install``). Hook timeouts are in milliseconds.
+Setup writes the hooks into ``~/.gemini/settings.json`` (or a project's ``.gemini/settings.json``);
+Gemini CLI runs ``settings.json`` hooks, the user's too, in trusted folders only. ``adapters/gemini``
+is the same hooks as a Gemini extension (``gemini extensions install``), whose hooks run in any
+folder. Hook timeouts are in milliseconds.
 """
 
 from __future__ import annotations
