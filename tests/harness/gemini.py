@@ -46,7 +46,7 @@ def interactive_turn(binary: Path, prompt: str, cwd: Path, env: dict[str, str], 
         _read_until(terminal, screen, lambda: bool(api.model_requests()) or _enter(terminal))
         return api.model_requests()
     finally:
-        os.kill(pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)  # the session leader and the CLI it relaunched itself as
         os.waitpid(pid, 0)
         os.close(terminal)
 
