@@ -65,7 +65,7 @@ HOOKS = (HookSpec("SessionStart"), HookSpec(EVENT), HookSpec("AfterTool", SKILL_
 TRUSTED_FOLDERS = "trustedFolders.json"
 TRUST_LEVELS = frozenset({"TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST"})
 TRUSTING = frozenset({"TRUST_FOLDER", "TRUST_PARENT"})
-SYSTEM_SETTINGS = "/etc/gemini-cli/settings.json"
+SYSTEM_SETTINGS = "/etc/gemini-cli/settings.json"  # Linux's; macOS and Windows keep it elsewhere
 # Characters Gemini CLI replaces with "-" in a skill's name (skillLoader.ts).
 UNSAFE_NAME = re.compile(r'[:\\/<>*?"|]')
 
@@ -80,21 +80,23 @@ def offered_roots(cwd: Path | None, home: Path | None = None) -> list[SkillRoot]
     the names its settings disable."""
     home = home or gemini_home()
     settings = [json_object(home / ".gemini" / "settings.json")]
-    workspace = cwd is not None and workspace_trusted(cwd, home)
-    if cwd is not None and workspace:
-        settings.append(json_object(cwd / ".gemini" / "settings.json"))
+    # Gemini CLI reads an untrusted workspace's settings and skills as if it had none.
+    trusted = cwd if cwd is not None and workspace_trusted(cwd, home) else None
+    if trusted is not None:
+        settings.append(json_object(trusted / ".gemini" / "settings.json"))
     skills: list[dict[str, Any]] = [s["skills"] if isinstance(s.get("skills"), dict) else {} for s in settings]
     if any(s.get("enabled") is False for s in skills):
         return []
     disabled = frozenset(name.lower() for s in skills for name in s.get("disabled") or () if isinstance(name, str))
     folders = [str(p / "skills") for p in _extensions(home, cwd)]
     folders += [str(home / ".gemini" / "skills"), str(home / ".agents" / "skills")]
-    if cwd is not None and workspace:
-        folders += workspace_skill_folders(cwd)
+    if trusted is not None:
+        folders += workspace_skill_folders(trusted)
     return [SkillRoot(f, depth=1, exclude=disabled, shadows=True) for f in folders if os.path.isdir(f)]
 
 
 def workspace_skill_folders(cwd: Path) -> list[str]:
+    """The skill folders of the workspace ``cwd``, which Gemini CLI lists when it trusts it."""
     return [str(cwd / ".gemini" / "skills"), str(cwd / ".agents" / "skills")]
 
 
