@@ -308,55 +308,109 @@ def test_same_name_skills_are_named_as_the_host_lists_them_and_the_signal_goes_t
     assert signals == [("confirmed", session.ids["mcp-builder"], True)], signals
 
 
+EXTENSION = Path(__file__).resolve().parents[1] / "adapters" / "gemini"
+
+
+@dataclass(frozen=True)
+class GeminiHome:
+    """The real Gemini CLI in a throwaway HOME."""
+
+    launcher: Path
+    path: str
+    home: Path
+
+    def gemini(self, *args: str, answer: str = "") -> subprocess.CompletedProcess[str]:
+        env = {"PATH": self.path, "HOME": str(self.home), "PYTHONPATH": str(SRC)}
+        return subprocess.run(
+            [str(self.launcher), *args], env=env, capture_output=True, text=True, timeout=300, input=answer
+        )
+
+
+def with_extension(home: Path) -> GeminiHome:
+    """Gemini CLI in ``home`` with the user skills in ``~/.gemini/skills`` and ``adapters/gemini``
+    installed as a user installs it."""
+    launcher, env = host_cli("gemini")
+    for name in USER_SKILLS:
+        shutil.copytree(SKILLS / name, home / ".gemini" / "skills" / name)
+    # The extension runs `skillpilot hook gemini`: this interpreter's scripts folder on PATH.
+    cli = GeminiHome(launcher, f"{Path(sys.executable).parent}:{launcher.parent}:{env['PATH']}", home)
+    # Gemini asks whether to trust the extension's folder (a local source); the user says yes.
+    installed = cli.gemini("extensions", "install", str(EXTENSION), "--consent", answer="y\n")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return cli
+
+
+@contextmanager
+def served(cli: GeminiHome, folders: list[Path]) -> Iterator[tuple[Recorder, dict[str, str]]]:
+    """A running service over ``folders`` in the default SkillPilot home (a host may not pass
+    SKILLPILOT_HOME on), and the scripted endpoint with the environment of a run against it."""
+    pilot = SkillPilot(home=cli.home / ".skillpilot", preconditions=False)
+    pilot.index(folders)
+    pilot.route("warm up")
+    try:
+        with (
+            pytest.MonkeyPatch.context() as patch,
+            advertised_service(pilot),
+            gemini_driver.serve(lambda _request: text_reply("Done.")) as api,
+        ):
+            patch.setenv("HOME", str(cli.home))
+            patch.delenv("GEMINI_CLI_HOME", raising=False)
+            yield api, {**gemini_driver.environment(cli.home, api, cli.path), "PYTHONPATH": str(SRC)}
+    finally:
+        pilot.close()
+
+
 def test_the_gemini_extension_installs_routes_and_uninstalls_with_gemini_extensions(tmp_path: Path) -> None:
     """``adapters/gemini`` as Gemini CLI installs it (``gemini extensions install``): its hooks
     are the ones ``setup gemini`` writes, they route inside the real CLI, and ``gemini extensions
     uninstall`` takes them out."""
-    launcher, env = host_cli("gemini")
-    extension = Path(__file__).resolve().parents[1] / "adapters" / "gemini"
-    manifest = json.loads((extension / "gemini-extension.json").read_text(encoding="utf-8"))
-    hooks = json.loads((extension / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    manifest = json.loads((EXTENSION / "gemini-extension.json").read_text(encoding="utf-8"))
+    hooks = json.loads((EXTENSION / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
     assert {(e, g.get("matcher")) for e, gs in hooks.items() for g in gs} == {
         (s.event, s.matcher) for s in get_host("gemini").hooks
     }
     home = tmp_path / "home"
-    skillpilot_home = home / ".skillpilot"  # the default: a host may not pass SKILLPILOT_HOME on
-    for name in USER_SKILLS:
-        shutil.copytree(SKILLS / name, home / ".gemini" / "skills" / name)
-    # The extension runs `skillpilot hook gemini`: this interpreter's scripts folder on PATH.
-    path = f"{Path(sys.executable).parent}:{launcher.parent}:{env['PATH']}"
-    gemini_env = {"PATH": path, "HOME": str(home), "PYTHONPATH": str(SRC)}
-
-    def gemini(*args: str, answer: str = "") -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(launcher), *args], env=gemini_env, capture_output=True, text=True, timeout=300, input=answer
-        )
-
-    # Gemini asks whether to trust the extension's folder (a local source); the user says yes.
-    installed = gemini("extensions", "install", str(extension), "--consent", answer="y\n")
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+    cli = with_extension(home)
     assert (home / ".gemini" / "extensions" / manifest["name"] / "hooks" / "hooks.json").is_file()
-    listed = gemini("extensions", "list")
+    listed = cli.gemini("extensions", "list")
     assert manifest["name"] in listed.stdout + listed.stderr
-    pilot = SkillPilot(home=skillpilot_home, preconditions=False)
-    pilot.index([home / ".gemini" / "skills"])
-    pilot.route("warm up")
-    with (
-        pytest.MonkeyPatch.context() as patch,
-        advertised_service(pilot),
-        gemini_driver.serve(lambda _request: text_reply("Done.")) as api,
-    ):
-        patch.setenv("HOME", str(home))
-        patch.delenv("GEMINI_CLI_HOME", raising=False)
-        run_env = {**gemini_driver.environment(home, api, path), "PYTHONPATH": str(SRC)}
-        gemini_driver.run(launcher, "commit my changes", tmp_path, run_env)
+    with served(cli, [home / ".gemini" / "skills"]) as (api, run_env):
+        gemini_driver.run(cli.launcher, "commit my changes", tmp_path, run_env)
         first = api.model_requests()[0]
-    pilot.close()
     context = gemini_driver.context(first)
     assert context is not None and "activate the skill `git-commit`" in context, context
-    removed = gemini("extensions", "uninstall", manifest["name"])
+    removed = cli.gemini("extensions", "uninstall", manifest["name"])
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert not (home / ".gemini" / "extensions" / manifest["name"]).exists()
+
+
+def test_the_gemini_extension_names_a_project_skill_only_once_gemini_trusts_the_folder(tmp_path: Path) -> None:
+    """Gemini CLI lists a workspace's skills in a trusted folder only (folder trust is on by
+    default) and runs an extension's hooks in any folder (the settings.json hooks of ``setup
+    gemini`` only in a trusted one). In an untrusted folder, in an interactive session (headless
+    ``gemini -p`` refuses the folder), the extension's hook names the user's skills but not the
+    project's, even indexed; trusted in ``trustedFolders.json``, the project's skill is listed and
+    named."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    shutil.copytree(SKILLS / "web-scrape", project / ".gemini" / "skills" / "web-scrape")
+    cli = with_extension(home)
+    rules = home / ".gemini" / "trustedFolders.json"
+    rules.write_text(json.dumps({str(project): "DO_NOT_TRUST"}), encoding="utf-8")
+    scrape = "scrape the product prices off https://example.com/shop into a CSV"
+    with served(cli, [home / ".gemini" / "skills", project / ".gemini" / "skills"]) as (api, run_env):
+        untrusted = gemini_harness.interactive_turn(cli.launcher, scrape, project, run_env, api)[0]
+        commit = gemini_harness.interactive_turn(cli.launcher, "commit my changes", project, run_env, api)[0]
+        api.clear()
+        gemini_driver.run(cli.launcher, scrape, project, run_env)  # trusts the folder, as the user's answer would
+        trusted = api.model_requests()[0]
+    assert "git-commit" in gemini_driver.listing(untrusted)
+    assert "web-scrape" not in gemini_driver.listing(untrusted)
+    assert "web-scrape" not in (gemini_driver.context(untrusted) or "")
+    assert "activate the skill `git-commit`" in (gemini_driver.context(commit) or ""), "no hook ran"
+    assert json.loads(rules.read_text(encoding="utf-8")) == {str(project): "TRUST_FOLDER"}
+    assert "web-scrape" in gemini_driver.listing(trusted)
+    context = gemini_driver.context(trusted)
+    assert context is not None and "`web-scrape`" in context, context
 
 
 def test_eval_host_reports_what_the_model_request_carried_without_and_with_skillpilot(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,12 +18,13 @@ from skillpilot.adapters.hosts.codex import forget_trust, hook_keys, skill_read_
 from skillpilot.adapters.hosts.codex import offered_roots as codex_roots
 from skillpilot.adapters.hosts.files import hook_command
 from skillpilot.adapters.hosts.gemini import offered_roots as gemini_roots
+from skillpilot.adapters.hosts.gemini import workspace_trusted
 from skillpilot.adapters.hosts.hooks import HostHooks, skill_names
 from skillpilot.errors import ConfigError
 
 from .conftest import write_skill
 from .fake_encoder import SPEC
-from .surfaces_util import indexed
+from .surfaces_util import cli, indexed
 
 
 def test_the_registry_has_every_built_in_host_and_names_them_on_a_typo() -> None:
@@ -57,6 +59,7 @@ def test_gemini_offers_its_four_folders_one_level_deep_without_disabled_names(
     write_skill(project / ".agents" / "skills", "scrape", "name: scrape\ndescription: Scrape a web page.")
     (project / ".gemini").mkdir()
     (project / ".gemini" / "settings.json").write_text(json.dumps({"skills": {"disabled": ["Scrape"]}}))
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
     roots = gemini_roots(project)
     assert [r.path for r in roots] == [
         str(home / ".gemini" / "skills"),
@@ -72,6 +75,89 @@ def test_gemini_offers_its_four_folders_one_level_deep_without_disabled_names(
     (home / ".gemini" / "settings.json").write_text(json.dumps({"skills": {"enabled": False}}))
     assert gemini_roots(project) == []
     pilot.close()
+
+
+def test_gemini_offers_a_projects_skills_only_in_a_folder_it_trusts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "work" / "project"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    for name in ("GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_RESTRICTED_MODE", "GEMINI_CLI_TRUSTED_FOLDERS_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(tmp_path / "etc" / "settings.json"))
+    write_skill(home / ".gemini" / "skills", "git-commit", "name: git-commit\ndescription: Commit staged changes.")
+    write_skill(project / ".gemini" / "skills", "scrape", "name: scrape\ndescription: Scrape a web page.")
+    # A workspace's settings count in a trusted folder only: these would hide every skill.
+    (project / ".gemini" / "settings.json").write_text(json.dumps({"skills": {"enabled": False}}))
+    user = [str(home / ".gemini" / "skills")]
+    trusted_folders = home / ".gemini" / "trustedFolders.json"
+
+    def offered(rules: dict[str, str] | None = None) -> list[str]:
+        if rules is not None:
+            trusted_folders.write_text(json.dumps(rules))
+        return [r.path for r in gemini_roots(project / "src")] if (project / "src").is_dir() else []
+
+    (project / "src").mkdir()
+    (project / "src" / ".gemini").symlink_to(project / ".gemini")
+    project_roots = [str(project / "src" / ".gemini" / "skills")]
+    assert offered() == user  # folder trust is on and no rule trusts the folder
+    assert offered({str(project): "TRUST_FOLDER"}) == []  # trusted: its settings disable skills
+    (project / ".gemini" / "settings.json").unlink()
+    assert offered() == user + project_roots  # a subfolder of a trusted folder is trusted
+    assert offered({str(project / "sibling"): "TRUST_PARENT"}) == user + project_roots
+    assert offered({str(project / "src" / "x"): "DO_NOT_TRUST"}) == user  # the rule's folder only
+    # The longest rule that holds the folder decides.
+    assert offered({str(tmp_path): "TRUST_FOLDER", str(project): "DO_NOT_TRUST"}) == user
+    assert offered({str(tmp_path): "DO_NOT_TRUST", str(project / "src"): "TRUST_FOLDER"}) == user + project_roots
+    # A file Gemini CLI refuses trusts nothing.
+    assert offered({str(project): "TRUST_FOLDER", "/elsewhere": "TRUST"}) == user
+    assert offered({}) == user
+    # Folder trust off in the user's settings: every folder is trusted; the system settings win.
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"folderTrust": {"enabled": False}}}))
+    assert offered() == user + project_roots
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "settings.json").write_text(json.dumps({"security": {"folderTrust": {"enabled": True}}}))
+    assert offered() == user
+    # The environment overrides every file, as --skip-trust (GEMINI_CLI_TRUST_WORKSPACE=true) does.
+    monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+    assert workspace_trusted(project) and offered() == user + project_roots
+    monkeypatch.setenv("GEMINI_RESTRICTED_MODE", "true")
+    assert not workspace_trusted(project) and offered() == user
+
+
+def test_doctor_gemini_says_an_untrusted_projects_skills_are_not_offered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, project = tmp_path / "gemini-home", tmp_path / "project"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    write_skill(project / ".agents" / "skills", "scrape", "name: scrape\ndescription: Scrape a web page.")
+    skillpilot_home = tmp_path / "sp"
+    pilot = indexed(skillpilot_home)
+    pilot.index([project / ".agents" / "skills"])
+    pilot.close()
+    get_host("gemini").setup.install(skillpilot_home, None)
+
+    def doctor() -> dict[str, Any]:
+        proc = cli("doctor", "gemini", "--json", "--project", str(project), home=skillpilot_home)
+        host: dict[str, Any] = json.loads(proc.stdout)["hosts"]["gemini"]
+        return host
+
+    folder = str(project / ".agents" / "skills")
+    untrusted = doctor()
+    assert untrusted["checks"][-1] == {
+        "ok": False,
+        "text": f"does not trust {project}, so neither it nor SkillPilot offers its project skills ({folder}): "
+        "trust the folder in Gemini CLI (`/permissions` in a session)",
+        "trusted": False,
+        "project_skill_folders": [folder],
+    }
+    assert "scrape" not in untrusted["offered"]["skills"]
+    human = cli("doctor", "gemini", "--project", str(project), home=skillpilot_home).stdout
+    assert f"FIX  Gemini CLI: does not trust {project}, so neither" in human
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
+    trusted = doctor()
+    assert trusted["checks"][-1]["text"] == f"trusts {project}: its project skills ({folder}) are offered"
+    assert "scrape" in trusted["offered"]["skills"]
 
 
 def test_gemini_offers_an_extensions_skills_where_it_is_enabled(
@@ -184,7 +270,8 @@ def test_gemini_names_one_skill_per_name_the_copy_it_lists(tmp_path: Path, monke
     _same_names(home / ".gemini" / "skills")
     pilot = indexed(tmp_path / "sp", embed_provider=SPEC)
     assert _gemini_names(pilot, project) == {"mcp-builder": "mcp-builder", "ahrefs-automation": "Ahrefs Automation"}
-    # A workspace skill of the same name is read after the user's: it holds the name.
+    # A workspace skill of the same name (a trusted folder's) is read after the user's: it holds the name.
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
     write_skill(project / ".agents" / "skills", "mcp-local", "name: mcp-builder\ndescription: Our MCP server recipe.")
     assert _gemini_names(pilot, project) == {"mcp-local": "mcp-builder", "ahrefs-automation": "Ahrefs Automation"}
     pilot.close()

@@ -1,12 +1,14 @@
 """The real Gemini CLI driven offline: a scripted Gemini API (``generateContent``) on 127.0.0.1.
 
-Gemini CLI (``gemini -p``, an API key and ``GOOGLE_GEMINI_BASE_URL``) asks
-``POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`` for each turn and reads
-Server-Sent Events, each a ``GenerateContentResponse`` (``candidates[0].content.parts``: text or a
+Gemini CLI (``gemini -p``, an API key and ``GOOGLE_GEMINI_BASE_URL``) asks ``POST
+{base}/v1beta/models/{model}:streamGenerateContent?alt=sse`` for each turn and reads Server-Sent
+Events, each a ``GenerateContentResponse`` (``candidates[0].content.parts``: text or a
 ``functionCall``). A fixed model (``-m``) skips the router's extra classifier requests, and
-``--skip-trust`` with ``--approval-mode yolo`` lets a headless run use workspace skills and
-tools. What the model reads: ``systemInstruction`` (with ``<available_skills>``) and
-``contents`` (a hook's context is a ``<hook_context>`` part after the prompt).
+``--approval-mode yolo`` lets a headless run use its tools. Headless Gemini CLI refuses a folder it
+does not trust: ``run`` trusts its folder in HOME's ``trustedFolders.json`` (as a user answering
+Gemini's trust prompt does), not with ``--skip-trust``, which SkillPilot's service cannot see. What
+the model reads: ``systemInstruction`` (with ``<available_skills>``) and ``contents`` (a hook's
+context is a ``<hook_context>`` part after the prompt).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ...adapters.hosts.gemini import TRUSTED_FOLDERS
 from . import Answer, Recorded, Recorder, Script, json_answer, scripted_server, sse
 
 MODEL = "gemini-2.5-pro"
@@ -77,14 +80,24 @@ def environment(home: Path, api: Recorder, path: str) -> dict[str, str]:
 
 
 def run(binary: Path, prompt: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """One headless turn (``gemini -p``) in ``cwd``; raises with the CLI's output when it fails."""
-    command = [str(binary), "-m", MODEL, "--skip-trust", "--approval-mode", "yolo", "-p", prompt]
+    """One headless turn (``gemini -p``) in ``cwd``, trusted; raises with the CLI's output when it fails."""
+    trust(Path(env["HOME"]), cwd)
+    command = [str(binary), "-m", MODEL, "--approval-mode", "yolo", "-p", prompt]
     proc = subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
     )
     if proc.returncode != 0:
         raise RuntimeError(f"gemini exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def trust(home: Path, folder: Path) -> None:
+    """Gemini CLI trusts ``folder`` (``TRUST_FOLDER`` in ``home``'s ``trustedFolders.json``)."""
+    path = home / ".gemini" / TRUSTED_FOLDERS
+    rules = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    rules[str(folder.resolve())] = "TRUST_FOLDER"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rules, indent=2), encoding="utf-8")
 
 
 def _system(request: Recorded) -> str:
