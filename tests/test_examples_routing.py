@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from skillpilot import SkillPilot
+from skillpilot import RouteResult, SkillPilot, StageTrace
+from skillpilot.decide import shipped_calibration
 from skillpilot.examples import EXAMPLES_FILE
 from skillpilot.lint import lint
 
@@ -55,6 +56,30 @@ def test_a_message_only_an_example_describes_routes_to_its_skill_and_explain_nam
     examples = stages["example requests (1 of 4 skills have them)"]
     assert f"pdf-tools: {SCANNED!r} (1.000, trigram-test/1)" in examples.notes
     assert "examples:bm25" in stages and "examples:dense:trigram-test/1" in stages
+
+
+def test_a_catalog_with_examples_is_ranked_and_judged_by_the_model_fitted_with_examples(
+    pilot: SkillPilot, tmp_path: Path
+) -> None:
+    shipped = shipped_calibration()
+    assert shipped.with_examples is not None
+    plain_weights, with_examples_weights = shipped.plain.fusion_weights, shipped.with_examples.fusion_weights
+    before = stages(pilot.route("build the docker image and push it", trace=True))
+    assert f"bm25={plain_weights['bm25']:.2f}" in before["fusion"].notes[0]
+    assert not any(name.startswith("example requests") for name in before)
+    imported(pilot, tmp_path)
+    after = stages(pilot.route("build the docker image and push it", trace=True))
+    weights = after["fusion"].notes[0]
+    assert f"bm25={with_examples_weights['bm25']:.2f}" in weights
+    assert f"examples:bm25={with_examples_weights['examples:bm25']:.2f}" in weights
+    assert (
+        f"fusion weights and confidence fitted on {shipped.with_examples.fitted_on}" in after["example requests"].notes
+    )
+
+
+def stages(result: RouteResult) -> dict[str, StageTrace]:
+    """A route's trace stages by the start of their name (``fusion``, ``example requests``)."""
+    return {s.stage.split(":")[0].split(" (")[0]: s for s in result.trace or ()}
 
 
 def test_a_running_router_picks_up_examples_another_process_wrote(
