@@ -126,9 +126,9 @@ class Catalog:
     example_retrievers: tuple[ExampleRetriever, ...] = ()
 
     @cached_property
-    def has_examples(self) -> bool:
-        """Whether some skill has example requests (asked on every route: it picks the model)."""
-        return any(self.examples.requests)
+    def example_share(self) -> float:
+        """The share of skills with example requests (asked on every route: it picks the model)."""
+        return self.examples.skills / len(self.skills) if self.skills else 0.0
 
     @cached_property
     def bm25(self) -> BM25Retriever | None:
