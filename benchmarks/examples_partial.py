@@ -35,7 +35,9 @@ def main() -> None:
     keys = sorted(fixture)
     random.Random(SEED).shuffle(keys)
     shipped = shipped_calibration()
-    models = {"with_examples": shipped, "plain": Calibrations(plain=shipped.plain)}
+    assert shipped.with_examples is not None
+    # Each model alone, whatever the share (``Calibrations.for_catalog`` would pick by it).
+    models = {"with_examples": Calibrations(plain=shipped.with_examples), "plain": Calibrations(plain=shipped.plain)}
     report: dict[str, dict[str, dict[str, object]]] = {}
     for share in args.shares:
         with tempfile.TemporaryDirectory(prefix="skillpilot-partial-") as scratch:

@@ -76,9 +76,9 @@ ALTERNATIVES = 4
 # right skill as often as the whole top three does, with fewer names (2.3 on average).
 SHORTLIST_SCORE = 0.05
 # The with-examples model is fitted on catalogs where every skill has examples. On the bench skills
-# with a random half of them enriched it routes worse than the plain model (real-dev2: top-1 74.2
-# against 77.8 %, hard precision 86.6 against 96.8 %); with 90 % enriched, better (hard 65.7 % at
-# 98.2 against 29.0 % at 100, top-1 89.9 against 89.1; benchmarks/README.md, issue 30).
+# with 75 % of them enriched its hard precision is 96.3 / 96.4 % (real-dev / real-dev2) and its
+# top-1 no better than the plain model's; with 90 %, 99.0 / 98.2 % on twice the plain model's hard
+# decisions (benchmarks/examples_partial.py).
 WITH_EXAMPLES_SHARE = 0.9
 
 

@@ -159,7 +159,7 @@ def trace(
                         )
                         or ("no example request read this message",)
                     ),
-                    # A catalog with examples has its own model (``decide.Calibrations``): say which.
+                    # Which model decided depends on how many skills have examples (``Calibrations.for_catalog``).
                     f"fusion weights and confidence fitted on {calibration.fitted_on}",
                 ),
             )
