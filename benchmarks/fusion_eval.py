@@ -110,7 +110,7 @@ def report(path: Path, extra_weights: dict[str, float] | None) -> dict[str, floa
     dense = [n for n in names if retriever(n).is_dense]
     result = {
         "queries": int(len(expected)),
-        "fusion (shipped weights)": round(fused_hit_at_1(data, dict(shipped_calibration().fusion_weights)), 4),
+        "fusion (shipped weights)": round(fused_hit_at_1(data, dict(shipped_calibration().plain.fusion_weights)), 4),
         # The fast path's list is zero but for trigger-phrase hits: not a ranking of its own.
         **{f"{n} alone": hit(data[f"list:{n}"]) for n in names if n != str(FAST)},
         "dense cosines summed": hit(sum(data[f"list:{n}"] for n in dense)),

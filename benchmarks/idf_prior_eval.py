@@ -257,7 +257,7 @@ def losses_by_matched_terms(home: Path, data: Mapping[str, np.ndarray], sample: 
     postings = retriever.index._postings
     names = [str(n) for n in data["names"]]
     dense = np.sum([data[f"list:{n}"] for n in names if fusion_eval.retriever(n).is_dense], axis=0)
-    weights = dict(shipped_calibration().fusion_weights)
+    weights = dict(shipped_calibration().plain.fusion_weights)
     chosen = np.random.default_rng(0).choice(len(queries), min(sample, len(queries)), replace=False)
     counts: Counter[str] = Counter()
     for i in chosen.tolist():
@@ -321,7 +321,7 @@ def main() -> None:
     install(Variant("shipped", {}, 0.0))
     if not np.allclose(np.stack(metatool_keyword_lists(args.home / "metatool")), data["list:bm25"], atol=1e-5):
         raise SystemExit(f"{args.fe_cache}: the stored BM25 lists are not this code's; rebuild the cache")
-    shipped = dict(shipped_calibration().fusion_weights)
+    shipped = dict(shipped_calibration().plain.fusion_weights)
     semantic_router = float((data["semantic_router"].argmax(axis=1) == data["expected"]).mean())
     header: dict[str, object] = {
         "metatool fusion, shipped weights": round(fusion_eval.fused_hit_at_1(data, shipped), 4),  # type: ignore[arg-type]

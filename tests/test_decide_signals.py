@@ -26,7 +26,7 @@ def test_a_skill_every_retriever_ranks_first_is_unanimous_and_earns_a_full_rrf_v
 
 
 def test_agreeing_retrievers_make_the_shipped_calibration_surer() -> None:
-    calibration = shipped_calibration()
+    calibration = shipped_calibration().plain
     agreed = _candidates([5.0, 1.0, 0.0, 0.0], [0.8, 0.3, 0.2, 0.1])
     split = _candidates([5.0, 1.0, 0.0, 0.0], [0.3, 0.8, 0.2, 0.1])
     assert calibration.probability(confidence_signals(agreed, 0)) > calibration.probability(

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from skillpilot import SkillPilot
+from skillpilot import RouteResult, SkillPilot, StageTrace
+from skillpilot.decide import shipped_calibration
 from skillpilot.examples import EXAMPLES_FILE
 from skillpilot.lint import lint
 
@@ -25,6 +26,7 @@ SCANNED = "my scanned letter is only a picture, make the words in it selectable"
 REQUESTS = {
     "pdf-tools": [SCANNED, "join these two invoices into one document", "pull the table off page 3 of report.pdf"],
 }
+OTHER_SKILLS = ("slack-post", "docker-build", "diary")
 
 
 @pytest.fixture
@@ -55,6 +57,37 @@ def test_a_message_only_an_example_describes_routes_to_its_skill_and_explain_nam
     examples = stages["example requests (1 of 4 skills have them)"]
     assert f"pdf-tools: {SCANNED!r} (1.000, trigram-test/1)" in examples.notes
     assert "examples:bm25" in stages and "examples:dense:trigram-test/1" in stages
+
+
+def test_a_catalog_whose_skills_have_examples_is_ranked_and_judged_by_the_model_fitted_with_examples(
+    pilot: SkillPilot, tmp_path: Path
+) -> None:
+    shipped = shipped_calibration()
+    assert shipped.with_examples is not None
+    plain, with_examples = shipped.plain, shipped.with_examples
+    message = "build the docker image and push it"
+    before = stages(pilot.route(message, trace=True))
+    assert f"bm25={plain.fusion_weights['bm25']:.2f}" in before["fusion"].notes[0]
+    assert not any(name.startswith("example requests") for name in before)
+    # One skill of four with examples: the catalog is not what the with-examples model was fitted on.
+    imported(pilot, tmp_path)
+    some = stages(pilot.route(message, trace=True))
+    assert f"bm25={plain.fusion_weights['bm25']:.2f}" in some["fusion"].notes[0]
+    assert f"fusion weights and confidence fitted on {plain.fitted_on}" in some["example requests"].notes
+    every = {**REQUESTS, **{name: [f"{name} please", f"I need {name} now"] for name in OTHER_SKILLS}}
+    source = tmp_path / "every.json"
+    source.write_text(json.dumps(every), encoding="utf-8")
+    pilot.import_examples(source)
+    after = stages(pilot.route(message, trace=True))
+    weights = after["fusion"].notes[0]
+    assert f"bm25={with_examples.fusion_weights['bm25']:.2f}" in weights
+    assert f"examples:bm25={with_examples.fusion_weights['examples:bm25']:.2f}" in weights
+    assert f"fusion weights and confidence fitted on {with_examples.fitted_on}" in after["example requests"].notes
+
+
+def stages(result: RouteResult) -> dict[str, StageTrace]:
+    """A route's trace stages by the start of their name (``fusion``, ``example requests``)."""
+    return {s.stage.split(":")[0].split(" (")[0]: s for s in result.trace or ()}
 
 
 def test_a_running_router_picks_up_examples_another_process_wrote(

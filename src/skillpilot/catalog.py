@@ -126,6 +126,11 @@ class Catalog:
     example_retrievers: tuple[ExampleRetriever, ...] = ()
 
     @cached_property
+    def example_share(self) -> float:
+        """The share of skills with example requests (asked on every route: it picks the model)."""
+        return self.examples.skills / len(self.skills) if self.skills else 0.0
+
+    @cached_property
     def bm25(self) -> BM25Retriever | None:
         """The keyword retriever (its IDF weighs redirect cases, its list confirms a fast route)."""
         return next((r for r in self.retrievers if isinstance(r, BM25Retriever)), None)

@@ -20,6 +20,17 @@ weights, and the fusion weights ``fuse`` uses, are fitted on the development que
 ``benchmarks/results/calibration.json``) and shipped in ``calibration.json``, so 0.9 means "routes
 this confident were right about nine times in ten" there. Thresholds then turn the confidence into
 ``hard`` / ``soft`` / ``passthrough``.
+
+Two models are shipped (:class:`Calibrations`), and a catalog is ranked and judged by one of them:
+the one fitted on catalogs with example requests once at least ``WITH_EXAMPLES_SHARE`` of its
+skills have them, else the plain one. The choice is per catalog, not per candidate, because
+examples change the whole ranking (their own lists, and each dense score takes the closer of the
+author text and the examples), so every candidate's scores, and the z-scores they are read
+against, come from a catalog with examples; the fusion weights that ordered the candidates and the
+confidence that judges them must come from the same fit. The plain model is kept as it was fitted
+without examples, so a catalog without them routes exactly as before; the other has its own
+fusion weights (the example lists' included), confidence weights and intercept, fitted only on
+rankings with examples for every skill, so neither pays the other's trade-off.
 """
 
 from __future__ import annotations
@@ -64,6 +75,11 @@ ALTERNATIVES = 4
 # pick), up to three skills in all: in cross-validation (benchmarks/calibrate.py) it holds the
 # right skill as often as the whole top three does, with fewer names (2.3 on average).
 SHORTLIST_SCORE = 0.05
+# The with-examples model is fitted on catalogs where every skill has examples. On the bench skills
+# with 75 % of them enriched its hard precision is 96.3 / 96.4 % (real-dev / real-dev2) and its
+# top-1 no better than the plain model's; with 90 %, 99.0 / 98.2 % on twice the plain model's hard
+# decisions (benchmarks/examples_partial.py).
+WITH_EXAMPLES_SHARE = 0.9
 
 
 def confidence_signals(candidates: Sequence[Candidate], position: int) -> dict[str, float]:
@@ -165,11 +181,42 @@ def calibration_from_dict(data: Mapping[str, object]) -> Calibration:
     )
 
 
+@dataclass(frozen=True)
+class Calibrations:
+    """The shipped models: ``with_examples`` for a catalog in which at least
+    ``WITH_EXAMPLES_SHARE`` of the skills have example requests, ``plain`` for any other (see the
+    module docstring). Stored as one file: the plain model's fields, and the other model under
+    ``with_examples``."""
+
+    plain: Calibration
+    with_examples: Calibration | None = None
+
+    def for_catalog(self, catalog: Catalog) -> Calibration:
+        """The model that ranks and judges every route on ``catalog``."""
+        if self.with_examples is not None and catalog.example_share >= WITH_EXAMPLES_SHARE:
+            return self.with_examples
+        return self.plain
+
+    def to_dict(self) -> dict[str, object]:
+        found = self.plain.to_dict()
+        if self.with_examples is not None:
+            found["with_examples"] = self.with_examples.to_dict()
+        return found
+
+
+def calibrations_from_dict(data: Mapping[str, object]) -> Calibrations:
+    with_examples = data.get("with_examples")
+    return Calibrations(
+        plain=calibration_from_dict(data),
+        with_examples=calibration_from_dict(with_examples) if isinstance(with_examples, Mapping) else None,
+    )
+
+
 @cache
-def shipped_calibration() -> Calibration:
+def shipped_calibration() -> Calibrations:
     """The calibration fitted on the development set and shipped with the package."""
     text = resources.files("skillpilot").joinpath("calibration.json").read_text("utf-8")
-    return calibration_from_dict(json.loads(text))
+    return calibrations_from_dict(json.loads(text))
 
 
 def candidate_confidence(

@@ -15,12 +15,10 @@ Nothing here changes a decision.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from .catalog import Catalog
-from .decide import Verdict
+from .decide import Calibration, Verdict
 from .fuse import weight_for
 from .model import BM25, FAST, Candidate, Match, RetrieverId, StageTrace
 from .rank import Ranking
@@ -117,12 +115,13 @@ def trace(
     catalog: Catalog,
     ranking: Ranking,
     verdict: Verdict,
-    weights: Mapping[str, float],
+    calibration: Calibration,
     hard_threshold: float,
     soft_threshold: float,
 ) -> tuple[StageTrace, ...]:
     """The decision stage by stage (see the module docstring)."""
     skills = catalog.skills
+    weights = calibration.fusion_weights
     fast_hits = ranking.scores.fast_hits[:TRACE_TOP]
     lists = ranking.lists
     fused: tuple[Candidate, ...] = ranking.candidates
@@ -151,12 +150,18 @@ def trace(
             StageTrace(
                 f"example requests ({catalog.examples.skills} of {len(skills)} skills have them)",
                 (),
-                tuple(
-                    f"{skills[c.index].id}: {request!r} ({cosine:.3f}, {encoder})"
-                    for c in fused[:3]
-                    for encoder, request, cosine in closest_examples(catalog, ranking, c.index)
-                )
-                or ("no example request read this message",),
+                (
+                    *(
+                        tuple(
+                            f"{skills[c.index].id}: {request!r} ({cosine:.3f}, {encoder})"
+                            for c in fused[:3]
+                            for encoder, request, cosine in closest_examples(catalog, ranking, c.index)
+                        )
+                        or ("no example request read this message",)
+                    ),
+                    # Which model decided depends on how many skills have examples (``Calibrations.for_catalog``).
+                    f"fusion weights and confidence fitted on {calibration.fitted_on}",
+                ),
             )
         )
     redirected = ranking.redirected

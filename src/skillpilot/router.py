@@ -42,7 +42,7 @@ from . import explain
 from .catalog import Catalog, build_catalog, spaces
 from .config import Settings, default_model_cache, load_settings
 from .conflicts import ConflictGroup
-from .decide import Calibration, candidate_confidence, judge, shipped_calibration
+from .decide import Calibrations, candidate_confidence, judge, shipped_calibration
 from .encoders import Encoder, encoder_key, get_encoder
 from .enrich import EnrichOptions, EnrichReport
 from .enrich import enrich as run_enrich
@@ -99,8 +99,9 @@ class SkillPilot:
 
     settings: Settings
     surface: str
-    # The fusion weights and the confidence model (``calibration.json``); a benchmark may set its own.
-    calibration: Calibration
+    # The fusion weights and the confidence models (``calibration.json``), one chosen per catalog
+    # (``Calibrations.for_catalog``); a benchmark may set its own.
+    calibration: Calibrations
 
     def __init__(
         self,
@@ -440,7 +441,8 @@ class SkillPilot:
         learned = self._learned(catalog) if catalog.skills else None
         allowed = catalog.under(roots) if roots is not None else None
         stored_roots = catalog.root_ids(roots) if roots is not None else None
-        return rank(catalog, query, self.calibration.fusion_weights, learned, self._read_query, allowed, stored_roots)
+        weights = self.calibration.for_catalog(catalog).fusion_weights
+        return rank(catalog, query, weights, learned, self._read_query, allowed, stored_roots)
 
     def route(
         self,
@@ -476,6 +478,7 @@ class SkillPilot:
         trace = trace or self.settings.debug
         query = message if isinstance(message, Query) else Query.of(message)
         settings = self.settings
+        calibration = self.calibration.for_catalog(catalog)
         with single_threaded_blas():
             unmatched = self._nothing_to_rank(catalog, query, roots)
             ranking = self._rank(catalog, query, roots) if unmatched is None else None
@@ -492,7 +495,7 @@ class SkillPilot:
                     load_ms=round(loading * 1000, 3),
                 )
             verdict = judge(
-                ranking, catalog, self.calibration, settings.prefer, settings.hard_threshold, settings.soft_threshold
+                ranking, catalog, calibration, settings.prefer, settings.hard_threshold, settings.soft_threshold
             )
         top = verdict.candidates[0]
         skills = catalog.skills
@@ -516,7 +519,7 @@ class SkillPilot:
                 catalog,
                 ranking,
                 verdict,
-                self.calibration.fusion_weights,
+                calibration,
                 settings.hard_threshold,
                 settings.soft_threshold,
             )
@@ -561,6 +564,7 @@ class SkillPilot:
         with single_threaded_blas():
             ranking = self._rank(catalog, read)
         candidates = ranking.candidates
+        calibration = self.calibration.for_catalog(catalog)
         keywords = ranking.scores.lists.get(BM25)
         if keywords is not None and not keywords.any():
             # None of the query's terms is in any skill (a Chinese query over English skills): the
@@ -569,7 +573,7 @@ class SkillPilot:
             candidates = tuple(_unread(c, BM25) for c in candidates)
         hits: list[SearchHit] = []
         for position, candidate in enumerate(candidates[: max(top_k, 1) * 2]):
-            score = candidate_confidence(self.calibration, candidates, ranking.method, position)
+            score = candidate_confidence(calibration, candidates, ranking.method, position)
             hits.append(_hit(catalog.skills[candidate.index], score, tuple(sorted(candidate.ranks, key=str))))
         hits.sort(key=lambda h: -h.score)
         kept: list[SearchHit] = []
