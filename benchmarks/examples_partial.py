@@ -36,7 +36,7 @@ def main() -> None:
     random.Random(SEED).shuffle(keys)
     shipped = shipped_calibration()
     assert shipped.with_examples is not None
-    # Each model alone, whatever the share (``Calibrations.for_catalog`` would pick by it).
+    # Each model alone, whatever the share (``Calibrations.for_share`` would pick by it).
     models = {"with_examples": Calibrations(plain=shipped.with_examples), "plain": Calibrations(plain=shipped.plain)}
     report: dict[str, dict[str, dict[str, object]]] = {}
     for share in args.shares:

@@ -22,6 +22,7 @@ def test_public_api_is_pinned() -> None:
         "Batch",
         "BenchError",
         "Calibration",
+        "Calibrations",
         "Candidate",
         "Completion",
         "ConfigError",

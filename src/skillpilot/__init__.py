@@ -19,7 +19,7 @@ import typing
 if typing.TYPE_CHECKING:
     from .config import Settings, load_settings
     from .conflicts import ConflictGroup
-    from .decide import Calibration
+    from .decide import Calibration, Calibrations
     from .encoders import Encoder, register_encoder
     from .enrich import Batch, EnrichReport
     from .enrich.prompt import RequestPlan
@@ -94,6 +94,7 @@ _EXPORTS: dict[str, str] = {
     "Batch": "enrich",
     "BenchError": "errors",
     "Calibration": "decide",
+    "Calibrations": "decide",
     "Candidate": "model",
     "Completion": "enrich.writers",
     "ConfigError": "errors",
@@ -173,6 +174,7 @@ __all__ = [
     "Batch",
     "BenchError",
     "Calibration",
+    "Calibrations",
     "Candidate",
     "Completion",
     "ConfigError",

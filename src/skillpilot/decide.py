@@ -191,9 +191,10 @@ class Calibrations:
     plain: Calibration
     with_examples: Calibration | None = None
 
-    def for_catalog(self, catalog: Catalog) -> Calibration:
-        """The model that ranks and judges every route on ``catalog``."""
-        if self.with_examples is not None and catalog.example_share >= WITH_EXAMPLES_SHARE:
+    def for_share(self, example_share: float) -> Calibration:
+        """The model that ranks and judges every route on a catalog in which ``example_share`` of
+        the skills have example requests."""
+        if self.with_examples is not None and example_share >= WITH_EXAMPLES_SHARE:
             return self.with_examples
         return self.plain
 

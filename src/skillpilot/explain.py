@@ -159,7 +159,7 @@ def trace(
                         )
                         or ("no example request read this message",)
                     ),
-                    # Which model decided depends on how many skills have examples (``Calibrations.for_catalog``).
+                    # Which model decided depends on how many skills have examples (``Calibrations.for_share``).
                     f"fusion weights and confidence fitted on {calibration.fitted_on}",
                 ),
             )

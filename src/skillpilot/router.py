@@ -100,7 +100,7 @@ class SkillPilot:
     settings: Settings
     surface: str
     # The fusion weights and the confidence models (``calibration.json``), one chosen per catalog
-    # (``Calibrations.for_catalog``); a benchmark may set its own.
+    # (``Calibrations.for_share``); a benchmark may set its own.
     calibration: Calibrations
 
     def __init__(
@@ -441,7 +441,7 @@ class SkillPilot:
         learned = self._learned(catalog) if catalog.skills else None
         allowed = catalog.under(roots) if roots is not None else None
         stored_roots = catalog.root_ids(roots) if roots is not None else None
-        weights = self.calibration.for_catalog(catalog).fusion_weights
+        weights = self.calibration.for_share(catalog.example_share).fusion_weights
         return rank(catalog, query, weights, learned, self._read_query, allowed, stored_roots)
 
     def route(
@@ -478,7 +478,7 @@ class SkillPilot:
         trace = trace or self.settings.debug
         query = message if isinstance(message, Query) else Query.of(message)
         settings = self.settings
-        calibration = self.calibration.for_catalog(catalog)
+        calibration = self.calibration.for_share(catalog.example_share)
         with single_threaded_blas():
             unmatched = self._nothing_to_rank(catalog, query, roots)
             ranking = self._rank(catalog, query, roots) if unmatched is None else None
@@ -564,7 +564,7 @@ class SkillPilot:
         with single_threaded_blas():
             ranking = self._rank(catalog, read)
         candidates = ranking.candidates
-        calibration = self.calibration.for_catalog(catalog)
+        calibration = self.calibration.for_share(catalog.example_share)
         keywords = ranking.scores.lists.get(BM25)
         if keywords is not None and not keywords.any():
             # None of the query's terms is in any skill (a Chinese query over English skills): the
