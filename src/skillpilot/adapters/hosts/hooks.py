@@ -72,7 +72,7 @@ def skill_names(skills: Iterable[IndexedSkill], host: Host, roots: Sequence[Skil
     """Skill id -> the name ``host`` lists it by, for the skills under ``roots`` it lists (of
     two skills of one name under roots that shadow, the one the host lists: ``SkillRoot.shadows``)."""
     rank = {str(Path(r.path).absolute()): n for n, r in enumerate(roots)}
-    listed = [(indexed, root) for indexed, root in under_roots(list(skills), roots)]
+    listed = list(under_roots(list(skills), roots))
     # The host's reading order: root by root, each root's folders in descending byte order.
     listed.sort(key=lambda pair: [os.fsencode(part) for part in skill_md(pair[0]).parts], reverse=True)
     listed.sort(key=lambda pair: rank[str(Path(pair[1].path).absolute())])
