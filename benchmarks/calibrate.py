@@ -73,20 +73,24 @@ RELIABILITY = {"plain": "reliability.png", WITH_EXAMPLES_MODEL: "reliability-exa
 @dataclass(frozen=True)
 class Model:
     """What one shipped model (``decide.Calibrations``) is fitted on: ``suites``, with each
-    out-of-scope message counting ``out_of_scope_weight`` times in the confidence fit (they are
+    out-of-scope message counting ``OUT_OF_SCOPE_WEIGHT`` times in the confidence fit (they are
     a small share of the development set but the costliest mistake: a route on a message no
-    skill serves)."""
+    skill serves); ``isotonic``: whether the log-odds are read through an isotonic map
+    (``decide.Calibration``) instead of the logistic function."""
 
     suites: tuple[str, ...]
-    out_of_scope_weight: float
+    isotonic: bool
 
 
+OUT_OF_SCOPE_WEIGHT = 4.0
 MODELS = {
-    "plain": Model(("real", "conflicts"), 4.0),
-    # Only on rankings with the examples imported. Out-of-scope messages weigh more: a casual one
-    # can be close to a casual example request, and pass-through comes before hard coverage
-    # (4.0 leaves real-dev2's at 82.7 %, 6.0 gives 86.5 %; the trade-off is in benchmarks/README.md).
-    WITH_EXAMPLES_MODEL: Model(("real" + WITH_EXAMPLES, "real2" + WITH_EXAMPLES), 6.0),
+    # As shipped before the examples: catalogs without examples route as they did.
+    "plain": Model(("real", "conflicts"), isotonic=False),
+    # Only on rankings with the examples imported. The logistic function read its routes as
+    # right less often than they were where out-of-scope messages do not score (98.9 % of
+    # real-dev2's hard routes right at 0.8); the isotonic map keeps out-of-scope pass-through and
+    # routes more of them hard (the trade-off is in benchmarks/README.md).
+    WITH_EXAMPLES_MODEL: Model(("real" + WITH_EXAMPLES, "real2" + WITH_EXAMPLES), isotonic=True),
 }
 CURVE_HARD = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 CURVE_SOFT = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
@@ -187,8 +191,41 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray) -> tuple[floa
     return float(beta[0]), beta[1:]
 
 
-def sample_weights(examples: list[Example], out_of_scope_weight: float) -> np.ndarray:
-    return np.array([1.0 if e.labels.any() else out_of_scope_weight for e in examples])
+def sample_weights(examples: list[Example]) -> np.ndarray:
+    return np.array([1.0 if e.labels.any() else OUT_OF_SCOPE_WEIGHT for e in examples])
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """A fitted confidence: the logistic model's intercept and coefficients, and the isotonic
+    map's knots ((log-odds, probability), empty for the logistic function)."""
+
+    bias: float
+    coef: np.ndarray
+    knots: tuple[tuple[float, float], ...] = ()
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        z = self.bias + x @ self.coef
+        if self.knots:
+            found: np.ndarray = np.interp(z, [k[0] for k in self.knots], [k[1] for k in self.knots])
+            return found
+        return _probability(self.bias, self.coef, x)
+
+
+def fit_confidence(x: np.ndarray, right: np.ndarray, weight: np.ndarray, isotonic: bool) -> Confidence:
+    """Platt scaling, and for an ``isotonic`` model the isotonic map of its log-odds, fitted on
+    the same rows and weights (pool adjacent violators: scikit-learn's ``IsotonicRegression``)."""
+    bias, coef = fit_logistic(x, right.astype(float), weight)
+    if not isotonic:
+        return Confidence(bias, coef)
+    from sklearn.isotonic import IsotonicRegression
+
+    z = bias + x @ coef
+    fitted = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(
+        z, right.astype(float), sample_weight=weight
+    )
+    knots = tuple((float(a), float(b)) for a, b in zip(fitted.X_thresholds_, fitted.y_thresholds_, strict=True))
+    return Confidence(bias, coef, knots)
 
 
 @dataclass
@@ -262,15 +299,15 @@ def cross_validate(
     # Platt scaling, itself cross-validated over the same folds.
     p = np.zeros(len(examples))
     runner_up_p: list[np.ndarray] = [np.zeros(0)] * len(examples)
-    weight = sample_weights(examples, model.out_of_scope_weight)
+    weight = sample_weights(examples)
     for held in parts:
         mask = fitted.copy()
         mask[held] = False
-        bias, coef = fit_logistic(x[mask], right[mask].astype(float), weight[mask])
-        p[held] = _probability(bias, coef, x[held])
+        confidence = fit_confidence(x[mask], right[mask], weight[mask], model.isotonic)
+        p[held] = confidence.probability(x[held])
         for i in held:
             runners = ranks[i].runner_up_features
-            runner_up_p[i] = _probability(bias, coef, np.array(runners)) if runners else np.zeros(0)
+            runner_up_p[i] = confidence.probability(np.array(runners)) if runners else np.zeros(0)
     outcomes = Outcomes(right, p, [r.found_at for r in ranks], runner_up_p)
     return report(examples, outcomes), outcomes
 
@@ -406,13 +443,14 @@ def fit(examples: list[Example], names: list[RetrieverId], model: Model) -> Cali
     weights.update({label: float(np.mean(values)) for label, values in shared.items()})
     fitted = [ranked(e, weights) for e in examples]
     x = np.array([r.features for r in fitted])
-    y = np.array([r.right for r in fitted], dtype=float)
-    bias, coef = fit_logistic(x, y, sample_weights(examples, model.out_of_scope_weight))
+    right = np.array([r.right for r in fitted])
+    confidence = fit_confidence(x, right, sample_weights(examples), model.isotonic)
     return Calibration(
         fusion_weights={n: round(w, 4) for n, w in weights.items()},
-        bias=round(bias, 4),
-        weights={f: round(float(c), 4) for f, c in zip(CONFIDENCE_FEATURES, coef, strict=True)},
+        bias=round(confidence.bias, 4),
+        weights={f: round(float(c), 4) for f, c in zip(CONFIDENCE_FEATURES, confidence.coef, strict=True)},
         fitted_on=f"{_described(model.suites)} ({len(examples)} queries); benchmarks/calibrate.py",
+        isotonic=tuple((round(z, 4), round(q, 4)) for z, q in confidence.knots),
     )
 
 

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from skillpilot.adapters import action_for
-from skillpilot.decide import SHORTLIST_SCORE, confidence_signals, shipped_calibration
+from skillpilot.decide import (
+    SHORTLIST_SCORE,
+    Calibration,
+    calibration_from_dict,
+    confidence_signals,
+    shipped_calibration,
+)
 from skillpilot.fuse import fuse
 from skillpilot.model import BM25, Alternative, RouteResult, SkillRef, dense_id
 
@@ -32,6 +39,17 @@ def test_agreeing_retrievers_make_the_shipped_calibration_surer() -> None:
     assert calibration.probability(confidence_signals(agreed, 0)) > calibration.probability(
         confidence_signals(split, 0)
     )
+
+
+def test_a_model_with_an_isotonic_map_reads_its_log_odds_through_it_and_keeps_it_when_saved() -> None:
+    mapped = Calibration({}, bias=0.0, weights={"score": 1.0}, isotonic=((-2.0, 0.0), (0.0, 0.2), (2.0, 1.0)))
+    assert [mapped.probability({"score": z}) for z in (-5.0, -1.0, 1.0, 5.0)] == pytest.approx([0.0, 0.1, 0.6, 1.0])
+    assert calibration_from_dict(mapped.to_dict()) == mapped
+    # The shipped with-examples model has one, rising; the plain one reads the logistic function.
+    shipped = shipped_calibration()
+    assert shipped.with_examples is not None and not shipped.plain.isotonic
+    knots = shipped.with_examples.isotonic
+    assert len(knots) > 2 and all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(knots, knots[1:], strict=False))
 
 
 def test_a_soft_shortlist_names_runners_up_down_to_the_shortlist_score_and_three_skills_at_most() -> None:

@@ -10,16 +10,20 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from skillpilot import RouteResult, SkillPilot, StageTrace
 from skillpilot.decide import shipped_calibration
 from skillpilot.examples import EXAMPLES_FILE
 from skillpilot.lint import lint
+from skillpilot.retrieve.dense import SECONDARY_PART_WEIGHT
+from skillpilot.retrieve.examples import ExampleRetriever
 
 from .cli_util import run_cli
 from .conftest import BENCH, require_corpus
 from .enrich_util import write_catalog
+from .fake_encoder import TrigramEncoder
 
 ENCODER = "trigram-test"
 SCANNED = "my scanned letter is only a picture, make the words in it selectable"
@@ -57,6 +61,25 @@ def test_a_message_only_an_example_describes_routes_to_its_skill_and_explain_nam
     examples = stages["example requests (1 of 4 skills have them)"]
     assert f"pdf-tools: {SCANNED!r} (1.000, trigram-test/1)" in examples.notes
     assert "examples:bm25" in stages and "examples:dense:trigram-test/1" in stages
+
+
+def test_the_example_list_reads_a_skills_examples_together_and_its_meaning_takes_the_closest_one() -> None:
+    # One stray example of the docker skill is the message word for word; the Slack skill's
+    # examples all say it in other words. The list weighs what a skill's examples share.
+    message = "send the weekly status to the team channel"
+    requests = [
+        ["build the docker image", "tag the docker image and push it", message],
+        ["post the weekly status in the team channel", "send the team channel our weekly status"],
+        [],
+    ]
+    encoder = TrigramEncoder()
+    retriever = ExampleRetriever(encoder, [encoder.encode_batch(r) if r else np.zeros((0, 512)) for r in requests])
+    author = np.array([0.1, 0.2, 0.3], dtype=np.float32)
+    listed, merged = retriever.scores_for(encoder.encode_batch([message])[0], author)
+    assert listed[1] > listed[0] > 0.3
+    assert listed[2] == author[2] and merged[2] == author[2]  # no examples: the author text's score in both
+    assert merged[0] == pytest.approx(SECONDARY_PART_WEIGHT)  # the word-for-word example, as a part
+    assert retriever.closest(encoder.encode_batch([message])[0], 0) == (2, pytest.approx(1.0))
 
 
 def test_a_catalog_whose_skills_have_examples_is_ranked_and_judged_by_the_model_fitted_with_examples(

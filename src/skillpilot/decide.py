@@ -12,9 +12,9 @@ The confidence is a logistic model (Platt scaling) over signals of a candidate: 
 its margin over the best other candidate, its raw dense cosine and BM25 score (absolute evidence:
 z-scores alone cannot tell "best of a bad lot" from "clearly this one"), how many retrievers rank
 it first and whether all of them do, its reciprocal-rank score, its fast-path score, and apart
-from the author text's cosine its closest example request's and that one's margin (a match on what
-users say is worth something else than one on what the skill does), and the keyword score of
-its example requests. The
+from the author text's cosine the cosine to the centre of its example requests and that one's
+margin (a match on what users say is worth something else than one on what the skill does), and
+the keyword score of its example requests. The
 weights, and the fusion weights ``fuse`` uses, are fitted on the development queries by
 ``benchmarks/calibrate.py`` (cross-validated; the report is in
 ``benchmarks/results/calibration.json``) and shipped in ``calibration.json``, so 0.9 means "routes
@@ -29,8 +29,9 @@ author text and the examples), so every candidate's scores, and the z-scores the
 against, come from a catalog with examples; the fusion weights that ordered the candidates and the
 confidence that judges them must come from the same fit. The plain model is kept as it was fitted
 without examples, so a catalog without them routes exactly as before; the other has its own
-fusion weights (the example lists' included), confidence weights and intercept, fitted only on
-rankings with examples for every skill, so neither pays the other's trade-off.
+fusion weights (the example lists' included), confidence weights and intercept, and reads its
+log-odds through an isotonic map (``Calibration``), fitted only on rankings with examples for every
+skill, so neither pays the other's trade-off.
 """
 
 from __future__ import annotations
@@ -123,8 +124,9 @@ def signals_at(candidates: Sequence[Candidate], positions: Sequence[int]) -> lis
                 # 1.0 per retriever that ranks it first: agreement on rank, however far apart the scores.
                 "rrf": me.rrf * (RRF_K + 1),
                 "unanimous": float(bool(voters) and all(me.ranks.get(n) == 1 for n in voters)),
-                # An example request's match apart from the author text's: a casual message close to
-                # a casual example is weaker evidence than the same cosine on what a skill does.
+                # The example requests' match (the cosine to their centre) apart from the author
+                # text's: a casual message close to casual examples is weaker evidence than the same
+                # cosine on what a skill does.
                 "example": max((me.raw[n] for n in example_names), default=0.0),
                 "example_margin": max(example_margins, default=0.0),
                 "example_bm25": max(me.raw.get(EXAMPLES_BM25, 0.0), 0.0)
@@ -152,32 +154,48 @@ class _BestOther:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Fitted fusion weights plus a logistic map from ``CONFIDENCE_FEATURES`` to P(right)."""
+    """Fitted fusion weights plus a map from ``CONFIDENCE_FEATURES`` to P(right): a logistic
+    model's log-odds, read as a probability by the logistic function or, where ``isotonic``
+    holds its knots ((log-odds, probability) pairs, rising), by interpolating between them. A
+    logistic model fitted with out-of-scope messages weighed up lowers every probability alike;
+    the isotonic map, fitted on the same weights, keeps that where out-of-scope messages score and
+    says how often routes were right where they do not (Zadrozny & Elkan, KDD 2002)."""
 
     fusion_weights: Mapping[str, float]
     bias: float
     weights: Mapping[str, float]
     fitted_on: str = ""
+    isotonic: tuple[tuple[float, float], ...] = ()
+
+    def log_odds(self, signals: Mapping[str, float]) -> float:
+        return self.bias + sum(w * signals.get(name, 0.0) for name, w in self.weights.items())
 
     def probability(self, signals: Mapping[str, float]) -> float:
-        z = self.bias + sum(w * signals.get(name, 0.0) for name, w in self.weights.items())
+        z = self.log_odds(signals)
+        if self.isotonic:
+            return float(np.interp(z, [k[0] for k in self.isotonic], [k[1] for k in self.isotonic]))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        found: dict[str, object] = {
             "fitted_on": self.fitted_on,
             "fusion_weights": dict(self.fusion_weights),
             "bias": self.bias,
             "weights": dict(self.weights),
         }
+        if self.isotonic:
+            found["isotonic"] = [list(knot) for knot in self.isotonic]
+        return found
 
 
 def calibration_from_dict(data: Mapping[str, object]) -> Calibration:
+    knots: list[list[float]] = data.get("isotonic", [])  # type: ignore[assignment]
     return Calibration(
         fusion_weights=dict(data["fusion_weights"]),  # type: ignore[call-overload]
         bias=float(data["bias"]),  # type: ignore[arg-type]
         weights=dict(data["weights"]),  # type: ignore[call-overload]
         fitted_on=str(data.get("fitted_on", "")),
+        isotonic=tuple((float(z), float(p)) for z, p in knots),
     )
 
 

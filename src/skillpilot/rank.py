@@ -144,9 +144,7 @@ def score(
             dense = dense_id(examples.encoder.name)
             author = lists.get(dense)
             if author is not None and examples.encoder.name in vectors:
-                closest = examples.scores_for(vectors[examples.encoder.name], author)
-                lists[examples.id] = closest
-                lists[dense] = examples.as_parts(author, closest)
+                lists[examples.id], lists[dense] = examples.scores_for(vectors[examples.encoder.name], author)
         keyword_found = bool(fast_hits) or any(_matched(name, scores) for name, scores in lists.items())
         if nearest:
             race = _nearest_race(size, lists, nearest, allowed, roots)
