@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from corpus import BENCH
 
 from skillpilot import SkillPilot
 from skillpilot.config import Settings
@@ -56,7 +57,6 @@ from skillpilot.fuse import fuse, normalised
 from skillpilot.model import RetrieverId
 
 REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO.parent / "shared" / "bench"
 SUITES = {
     "real": (BENCH / "skills", BENCH / "queries" / "real-dev.jsonl"),
     "real2": (BENCH / "skills", BENCH / "queries" / "real-dev2.jsonl"),

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from corpus import BENCH
 
 from skillpilot import SkillPilot
 from skillpilot.bench.hostcli.claude_code import (
@@ -49,8 +50,6 @@ from skillpilot.serve import read_serve_file
 from skillpilot.serve.client import route_via_service
 
 HERE = Path(__file__).resolve().parent
-# The shared corpus beside the checkout, or $SKILLPILOT_BENCH_DATA (a worktree sits elsewhere).
-BENCH = Path(os.environ.get("SKILLPILOT_BENCH_DATA") or HERE.parent.parent / "shared" / "bench")
 PROMPT = "fill in the fields of this PDF application form with my details"
 
 

@@ -21,10 +21,11 @@ import json
 import tempfile
 from pathlib import Path
 
+from corpus import BENCH
+
 from skillpilot import SkillPilot
 
 HERE = Path(__file__).resolve().parent
-BENCH = HERE.parent.parent / "shared" / "bench"
 
 Pair = tuple[str, str]
 

@@ -33,12 +33,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from corpus import BENCH as CORPUS
+
 from skillpilot import SkillPilot
 from skillpilot.market import Market
 from skillpilot.market.dedup import shingles
 
 HERE = Path(__file__).resolve().parent
-BENCH = HERE.parent.parent / "shared" / "bench" / "skills"
+BENCH = CORPUS / "skills"
 
 Pair = tuple[str, str]
 ANTHROPIC, COMPOSIO = "anthropics-skills/", "composiohq-awesome-claude-skills/"

@@ -21,10 +21,11 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from corpus import BENCH
+
 from skillpilot import SkillPilot
 
 REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO.parent / "shared" / "bench"
 SETS = ("real-dev", "real-dev2")
 
 

@@ -35,11 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from corpus import BENCH
+
 from skillpilot import SkillPilot
 from skillpilot.feedback import MATCH_FROM
 
 HERE = Path(__file__).resolve().parent
-BENCH = HERE.parent.parent / "shared" / "bench"
 DEV = BENCH / "queries" / "real-dev.jsonl"
 PARAPHRASES = HERE / "feedback_paraphrases.jsonl"
 COLUMNS = (

@@ -19,11 +19,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from corpus import BENCH as CORPUS
+
 from skillpilot import SkillPilot
 from skillpilot.bench.suites import load_catalog, make_suite
 
 HERE = Path(__file__).resolve().parent
-SKILLS = HERE.parent.parent / "shared" / "bench" / "skills"
+SKILLS = CORPUS / "skills"
 QUERIES = HERE / "japanese-dev.jsonl"
 TOP = 3
 

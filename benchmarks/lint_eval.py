@@ -25,11 +25,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from corpus import BENCH
+
 from skillpilot import SkillPilot
 from skillpilot.lint import lint
 
 HERE = Path(__file__).resolve().parent
-BENCH = HERE.parent.parent / "shared" / "bench"
 DEV = BENCH / "queries" / "real-dev.jsonl"
 TOP_MISROUTED = 20
 NOT_IN_TOP = 6

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import yaml
+from corpus import BENCH
 
 from skillpilot import SkillPilot
 from skillpilot.index.builder import vector_space
@@ -32,7 +33,6 @@ from skillpilot.market import Market
 from skillpilot.retrieve.dense import EMBEDDING
 
 HERE = Path(__file__).resolve().parent
-BENCH = HERE.parent.parent / "shared" / "bench"
 
 
 def _judge(cards: dict[str, list[str]], mates: dict[str, set[str]]) -> dict[str, Any]:

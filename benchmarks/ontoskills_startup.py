@@ -27,13 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from corpus import BENCH
+
 from skillpilot import SkillPilot
 from skillpilot.config import load_settings
 from skillpilot.encoders import get_encoder
 from skillpilot.ontoskills.compile import compile_skills
 
 HERE = Path(__file__).resolve().parent
-BENCH = HERE.parent.parent / "shared" / "bench"
 QUERY = "review my pull request for bugs"
 
 _RUN = """

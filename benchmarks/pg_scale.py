@@ -62,6 +62,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from benchmarks.corpus import BENCH  # noqa: E402
 from benchmarks.scale import FORKS, catalog, rss_mib  # noqa: E402
 from skillpilot import SkillPilot  # noqa: E402
 from skillpilot.bench.report import machine  # noqa: E402
@@ -75,7 +76,6 @@ from skillpilot.retrieve.dense import EMBEDDING  # noqa: E402
 from skillpilot.text import tokenize  # noqa: E402
 from tests.pg_server import fresh_database, start_server  # noqa: E402
 
-BENCH = HERE.parent.parent / "shared" / "bench"
 BATCH = 5000
 NOISE = 0.05
 EF_SEARCH = (40, 100, 200, 300)

@@ -32,12 +32,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from corpus import BENCH
+
 from skillpilot import SkillPilot
 from skillpilot.plan import as_plan, split
 from skillpilot.text import Query
 
 HERE = Path(__file__).resolve().parent
-BENCH = HERE.parent.parent / "shared" / "bench"
 METATOOL = BENCH / "metatool" / "dataset"
 DEV = BENCH / "queries" / "real-dev.jsonl"
 TOP = 5

@@ -44,11 +44,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from corpus import BENCH
 
 from skillpilot.bench.report import machine
 
 HERE = Path(__file__).resolve().parent
-BENCH = HERE.parent.parent / "shared" / "bench"
 SKILLS = BENCH / "skills"
 METATOOL = BENCH / "metatool" / "dataset"
 QUERIES = BENCH / "queries" / "real-dev.jsonl"
