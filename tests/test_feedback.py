@@ -10,6 +10,7 @@ import pytest
 
 from skillpilot import SkillNotFoundError, SkillPilot
 from skillpilot.feedback import Signal, skill_weights
+from skillpilot.retrieve.dense import DenseRetriever
 
 from .cli_util import CliOutcome, run_cli
 from .test_conflicts import write_chat_skills
@@ -75,6 +76,21 @@ def test_a_signal_is_durable_and_seen_by_other_routers(pilot: SkillPilot) -> Non
     assert encoders == {e.name for e in pilot.encoders}
     assert routes(long_lived, CORRECTED) == ["chat-alerts"]
     assert routes(SkillPilot(home=pilot.settings.home, preconditions=False), PARAPHRASES[1]) == ["chat-alerts"]
+
+
+def test_feedback_on_a_message_just_routed_does_not_read_it_again(
+    pilot: SkillPilot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hook's skill-used event names the prompt its route just read with every model.
+    pilot.route(CORRECTED)
+    read: list[str] = []
+    encode = DenseRetriever.encode
+    monkeypatch.setattr(DenseRetriever, "encode", lambda self, text: read.append(text) or encode(self, text))
+    pilot.feedback("correct", CORRECTED, wrong="chat", right="chat-alerts")
+    assert read == []
+    pilot.feedback("confirm", PARAPHRASES[0], skill="chat-alerts")
+    assert read == [PARAPHRASES[0]] * len(pilot.encoders)
+    assert routes(pilot, CORRECTED) == ["chat-alerts"]
 
 
 def test_batch_size_sets_when_signals_count(pilot: SkillPilot) -> None:

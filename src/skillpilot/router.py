@@ -29,8 +29,10 @@ import ctypes
 import json
 import logging
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -87,6 +89,9 @@ from .tokens import TokenCounter
 logger = logging.getLogger(__name__)
 
 SEARCH_MIN_SCORE = 0.4
+# The models' vectors of the last messages routed: feedback on one of them (a hook's skill-used
+# event follows its prompt's route) reuses them instead of reading the message again (~22 ms).
+RECENT_READS = 32
 SEARCH_GAP = 0.15
 
 
@@ -124,6 +129,8 @@ class SkillPilot:
         self._encoders: list[Encoder] | None = None
         self._catalog_cache: Catalog | None = None
         self._query_pool: ThreadPoolExecutor | None = None
+        self._recent_reads: OrderedDict[str, Mapping[str, np.ndarray]] = OrderedDict()
+        self._recent_lock = threading.Lock()
         self._feedback: FeedbackStore | None = None
         self._route_log: RouteLog | None = None
         self._learned_cache: tuple[tuple[int, ...] | str, Learned] | None = None
@@ -497,6 +504,7 @@ class SkillPilot:
             verdict = judge(
                 ranking, catalog, calibration, settings.prefer, settings.hard_threshold, settings.soft_threshold
             )
+        self._remember_read(query.text, ranking.scores.query_vectors)
         top = verdict.candidates[0]
         skills = catalog.skills
         alternatives = tuple(
@@ -640,10 +648,25 @@ class SkillPilot:
         canonical = replace(
             signal, skill=self.get(signal.skill).id, wrong=self.get(signal.wrong).id if signal.wrong else None
         )
+        read = Query.of(signal.query)
+        with self._recent_lock:
+            recent = self._recent_reads.get(read.text, {})
         with single_threaded_blas():
-            read = Query.of(signal.query)
-            vectors = {r.encoder.name: r.encode(read.text) for r in catalog.dense if r.reads(read)}
+            vectors = {
+                r.encoder.name: recent[r.encoder.name] if r.encoder.name in recent else r.encode(read.text)
+                for r in catalog.dense
+                if r.reads(read)
+            }
         return self._feedback_store.record(canonical, vectors)
+
+    def _remember_read(self, text: str, vectors: Mapping[str, np.ndarray]) -> None:
+        if not vectors:
+            return
+        with self._recent_lock:
+            self._recent_reads[text] = vectors
+            self._recent_reads.move_to_end(text)
+            while len(self._recent_reads) > RECENT_READS:
+                self._recent_reads.popitem(last=False)
 
     def undo_feedback(self, signal_id: int) -> Signal:
         """Forget one recorded signal (``FeedbackNotFoundError`` if there is none with that id);
