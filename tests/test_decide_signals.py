@@ -41,10 +41,17 @@ def test_agreeing_retrievers_make_the_shipped_calibration_surer() -> None:
     )
 
 
-def test_a_model_with_an_isotonic_map_reads_its_log_odds_through_it_and_keeps_it_when_saved() -> None:
-    mapped = Calibration({}, bias=0.0, weights={"score": 1.0}, isotonic=((-2.0, 0.0), (0.0, 0.2), (2.0, 1.0)))
+def test_a_model_with_an_isotonic_map_and_split_fusion_weights_reads_them_and_keeps_them_when_saved() -> None:
+    mapped = Calibration(
+        {"bm25": 0.4},
+        bias=0.0,
+        weights={"score": 1.0},
+        isotonic=((-2.0, 0.0), (0.0, 0.2), (2.0, 1.0)),
+        partial_fusion_weights={"bm25": 0.3},
+    )
     assert [mapped.probability({"score": z}) for z in (-5.0, -1.0, 1.0, 5.0)] == pytest.approx([0.0, 0.1, 0.6, 1.0])
     assert calibration_from_dict(mapped.to_dict()) == mapped
+    assert mapped.fusion_weights_for(True) == {"bm25": 0.4} and mapped.fusion_weights_for(False) == {"bm25": 0.3}
     # The shipped with-examples model has one, rising; the plain one reads the logistic function.
     shipped = shipped_calibration()
     assert shipped.with_examples is not None and not shipped.plain.isotonic

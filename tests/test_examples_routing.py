@@ -108,6 +108,33 @@ def test_a_catalog_whose_skills_have_examples_is_ranked_and_judged_by_the_model_
     assert f"fusion weights and confidence fitted on {with_examples.fitted_on}" in after["example requests"].notes
 
 
+def test_a_message_not_every_model_reads_is_fused_with_the_weights_fitted_on_such_messages(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    # MiniLM reads no Chinese: the multilingual model carries the meaning alone there.
+    pilot = SkillPilot(home=isolated_home, preconditions=False)
+    pilot.index([write_catalog(tmp_path / "skills")])
+    every = {
+        "pdf-tools": ["merge these two pdfs", "把这两个 PDF 合并成一个文件"],
+        **{name: [f"{name} please", f"I need {name} now"] for name in OTHER_SKILLS},
+    }
+    source = tmp_path / "every.json"
+    source.write_text(json.dumps(every, ensure_ascii=False), encoding="utf-8")
+    pilot.import_examples(source)
+    with_examples = shipped_calibration().with_examples
+    assert with_examples is not None and with_examples.partial_fusion_weights
+    chinese = pilot.route("请帮我把这两个 PDF 文件合并", trace=True)
+    english = pilot.route("merge the two pdf files for me", trace=True)
+    assert chinese.skill is not None and chinese.skill.id == "pdf-tools"
+    partial = with_examples.partial_fusion_weights["bm25"]
+    assert (
+        stages(chinese)["fusion"]
+        .notes[0]
+        .startswith(f"weights for a message not every model reads: bm25={partial:.2f}")
+    )
+    assert stages(english)["fusion"].notes[0].startswith(f"weights: bm25={with_examples.fusion_weights['bm25']:.2f}")
+
+
 def stages(result: RouteResult) -> dict[str, StageTrace]:
     """A route's trace stages by the start of their name (``fusion``, ``example requests``)."""
     return {s.stage.split(":")[0].split(" (")[0]: s for s in result.trace or ()}

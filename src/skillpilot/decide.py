@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
@@ -166,6 +166,16 @@ class Calibration:
     weights: Mapping[str, float]
     fitted_on: str = ""
     isotonic: tuple[tuple[float, float], ...] = ()
+    # Fitted on messages some model does not read (MiniLM reads no Chinese or Japanese): there the
+    # others carry the meaning alone, and a weight fitted on both kinds serves neither. Empty:
+    # ``fusion_weights`` for every message.
+    partial_fusion_weights: Mapping[str, float] = field(default_factory=dict)
+
+    def fusion_weights_for(self, every_model_reads: bool) -> Mapping[str, float]:
+        """The fusion weights of a message that every model of the catalog reads, or not."""
+        return (
+            self.fusion_weights if every_model_reads or not self.partial_fusion_weights else self.partial_fusion_weights
+        )
 
     def log_odds(self, signals: Mapping[str, float]) -> float:
         return self.bias + sum(w * signals.get(name, 0.0) for name, w in self.weights.items())
@@ -185,6 +195,8 @@ class Calibration:
         }
         if self.isotonic:
             found["isotonic"] = [list(knot) for knot in self.isotonic]
+        if self.partial_fusion_weights:
+            found["partial_fusion_weights"] = dict(self.partial_fusion_weights)
         return found
 
 
@@ -196,6 +208,7 @@ def calibration_from_dict(data: Mapping[str, object]) -> Calibration:
         weights=dict(data["weights"]),  # type: ignore[call-overload]
         fitted_on=str(data.get("fitted_on", "")),
         isotonic=tuple((float(z), float(p)) for z, p in knots),
+        partial_fusion_weights=dict(data.get("partial_fusion_weights", {})),  # type: ignore[call-overload]
     )
 
 

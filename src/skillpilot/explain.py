@@ -121,7 +121,7 @@ def trace(
 ) -> tuple[StageTrace, ...]:
     """The decision stage by stage (see the module docstring)."""
     skills = catalog.skills
-    weights = calibration.fusion_weights
+    weights = calibration.fusion_weights_for(ranking.every_model_reads)
     fast_hits = ranking.scores.fast_hits[:TRACE_TOP]
     lists = ranking.lists
     fused: tuple[Candidate, ...] = ranking.candidates
@@ -178,7 +178,10 @@ def trace(
         StageTrace(
             "fusion: RRF pool, ordered by weighted z-scores + ln(multiplier)",
             tuple((skills[c.index].id, round(c.score, 3)) for c in fused[:TRACE_TOP]),
-            ("weights: " + ", ".join(f"{r}={weight_for(weights, r):.2f}" for r in lists),)
+            (
+                ("weights: " if ranking.every_model_reads else "weights for a message not every model reads: ")
+                + ", ".join(f"{r}={weight_for(weights, r):.2f}" for r in lists),
+            )
             + tuple(f"{skills[c.index].id}: x{c.multiplier:.2f}" for c in fused[:TRACE_TOP] if c.multiplier != 1.0),
         )
     )

@@ -1,7 +1,8 @@
 """Rank: one message against one catalog, every retriever asked once, one frozen ranking out.
 
 Input: a :class:`~skillpilot.catalog.Catalog`, the message read once
-(:class:`~skillpilot.text.Query`), the fusion weights, the feedback model (or None) and a
+(:class:`~skillpilot.text.Query`), the fusion weights (by whether every model reads the
+message), the feedback model (or None) and a
 function that reads the message with some dense retrievers (their vectors and scores).
 Output: a :class:`Ranking`: every retriever's full-catalog score list (keyed by
 :class:`~skillpilot.model.RetrieverId`), the fast path's hits (matched once), the query vectors,
@@ -84,6 +85,9 @@ class Ranking:
     # Per skill, the relevance multiplier fusion applied: trust tier x unmet preconditions x
     # redirects x feedback (empty for an empty catalog).
     multipliers: np.ndarray = field(default_factory=lambda: np.ones(0))
+    # Whether every model of the catalog reads the message (the multilingual one alone reads a
+    # Chinese or Japanese one): which fusion weights ordered it.
+    every_model_reads: bool = True
 
     @property
     def lists(self) -> Mapping[RetrieverId, np.ndarray]:
@@ -196,17 +200,20 @@ def _nearest_race(
 def rank(
     catalog: Catalog,
     query: Query,
-    weights: Mapping[str, float],
+    weights_for: Callable[[bool], Mapping[str, float]],
     learned: Learned | None,
     read: QueryReader,
     allowed: np.ndarray | None = None,
     roots: Sequence[str] | None = None,
 ) -> Ranking:
-    """``query`` ranked over ``catalog`` (see the module docstring); with ``allowed`` (a mask
-    over the catalog: the skills under ``roots``) only those skills enter the pool, ranked and
-    z-scored among the whole catalog."""
+    """``query`` ranked over ``catalog`` (see the module docstring), fused with
+    ``weights_for(every model of the catalog reads it)``; with ``allowed`` (a mask over the
+    catalog: the skills under ``roots``) only those skills enter the pool, ranked and z-scored
+    among the whole catalog."""
     if not catalog.skills:
         return Ranking(query, Scores({}, (), (), "no-match", {}), "no-match", None, ())
+    every_model_reads = all(r.reads(query) for r in catalog.dense)
+    weights = weights_for(every_model_reads)
     scores = score(catalog, query, read, allowed, roots)
     race = scores.race
     method = scores.method
@@ -246,4 +253,6 @@ def rank(
         candidates = [c for c in everyone if c.index in keep]
     if not candidates:
         method = "no-match"
-    return Ranking(query, scores, method, adjustment, tuple(candidates), unadjusted, redirected, multipliers)
+    return Ranking(
+        query, scores, method, adjustment, tuple(candidates), unadjusted, redirected, multipliers, every_model_reads
+    )

@@ -448,8 +448,8 @@ class SkillPilot:
         learned = self._learned(catalog) if catalog.skills else None
         allowed = catalog.under(roots) if roots is not None else None
         stored_roots = catalog.root_ids(roots) if roots is not None else None
-        weights = self.calibration.for_share(catalog.example_share).fusion_weights
-        return rank(catalog, query, weights, learned, self._read_query, allowed, stored_roots)
+        weights_for = self.calibration.for_share(catalog.example_share).fusion_weights_for
+        return rank(catalog, query, weights_for, learned, self._read_query, allowed, stored_roots)
 
     def route(
         self,
