@@ -77,7 +77,7 @@ ALTERNATIVES = 4
 # right skill as often as the whole top three does, with fewer names (2.3 on average).
 SHORTLIST_SCORE = 0.05
 # The with-examples model is fitted on catalogs where every skill has examples. On the bench skills
-# with 75 % of them enriched its hard precision is 95.6 / 95.5 % (real-dev / real-dev2) and its
+# with 75 % of them enriched its hard precision is 95.6 / 94.7 % (real-dev / real-dev2) and its
 # top-1 no better than the plain model's; with 90 %, 99.1 / 97.8 % on twice the plain model's hard
 # decisions (benchmarks/examples_partial.py).
 WITH_EXAMPLES_SHARE = 0.9
