@@ -122,6 +122,7 @@ def trace(
     """The decision stage by stage (see the module docstring)."""
     skills = catalog.skills
     weights = calibration.fusion_weights_for(ranking.every_model_reads)
+    partial = weights is not calibration.fusion_weights
     fast_hits = ranking.scores.fast_hits[:TRACE_TOP]
     lists = ranking.lists
     fused: tuple[Candidate, ...] = ranking.candidates
@@ -179,7 +180,7 @@ def trace(
             "fusion: RRF pool, ordered by weighted z-scores + ln(multiplier)",
             tuple((skills[c.index].id, round(c.score, 3)) for c in fused[:TRACE_TOP]),
             (
-                ("weights: " if ranking.every_model_reads else "weights for a message not every model reads: ")
+                ("weights for a message not every model reads: " if partial else "weights: ")
                 + ", ".join(f"{r}={weight_for(weights, r):.2f}" for r in lists),
             )
             + tuple(f"{skills[c.index].id}: x{c.multiplier:.2f}" for c in fused[:TRACE_TOP] if c.multiplier != 1.0),
