@@ -40,7 +40,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 
 import numpy as np
@@ -180,10 +180,15 @@ class Calibration:
     def log_odds(self, signals: Mapping[str, float]) -> float:
         return self.bias + sum(w * signals.get(name, 0.0) for name, w in self.weights.items())
 
+    @cached_property
+    def _knots(self) -> tuple[np.ndarray, np.ndarray]:
+        # Read once: every route asks for its winner's and its runners-up's probability.
+        return np.array([k[0] for k in self.isotonic]), np.array([k[1] for k in self.isotonic])
+
     def probability(self, signals: Mapping[str, float]) -> float:
         z = self.log_odds(signals)
         if self.isotonic:
-            return float(np.interp(z, [k[0] for k in self.isotonic], [k[1] for k in self.isotonic]))
+            return float(np.interp(z, *self._knots))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def to_dict(self) -> dict[str, object]:

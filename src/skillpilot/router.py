@@ -89,10 +89,10 @@ from .tokens import TokenCounter
 logger = logging.getLogger(__name__)
 
 SEARCH_MIN_SCORE = 0.4
+SEARCH_GAP = 0.15
 # The models' vectors of the last messages routed: feedback on one of them (a hook's skill-used
 # event follows its prompt's route) reuses them instead of reading the message again (~22 ms).
 RECENT_READS = 32
-SEARCH_GAP = 0.15
 
 
 class SkillPilot:
