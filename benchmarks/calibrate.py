@@ -45,6 +45,7 @@ from corpus import BENCH
 
 from skillpilot import SkillPilot
 from skillpilot.config import Settings
+from skillpilot.conflicts import CONTEST_MARGIN
 from skillpilot.decide import (
     CONFIDENCE_FEATURES,
     SHORTLIST_SCORE,
@@ -68,24 +69,28 @@ EXAMPLES = {BENCH / "skills": BENCH / "intents" / "skills-llm.json"}
 WITH_EXAMPLES = "+examples"
 WITH_EXAMPLES_MODEL = "with_examples"
 RELIABILITY = {"plain": "reliability.png", WITH_EXAMPLES_MODEL: "reliability-examples.png"}
+OUT_OF_SCOPE_WEIGHT = 4.0
 
 
 @dataclass(frozen=True)
 class Model:
     """What one shipped model (``decide.Calibrations``) is fitted on: ``suites``, with each
-    out-of-scope message counting ``OUT_OF_SCOPE_WEIGHT`` times in the confidence fit (they are
+    out-of-scope message counting ``out_of_scope_weight`` times in the confidence fit (they are
     a small share of the development set but the costliest mistake: a route on a message no
     skill serves); ``isotonic``: whether the log-odds are read through an isotonic map
     (``decide.Calibration``) instead of the logistic function; ``split_fusion``: whether messages
     some model does not read (Chinese and Japanese for MiniLM) get fusion weights of their own,
-    fitted on such messages (``Calibration.partial_fusion_weights``)."""
+    fitted on such messages (``Calibration.partial_fusion_weights``); ``contest_margin``: the
+    fused-score gap within which a conflict-group rival contests the winner
+    (``Calibration.contest_margin``; chosen, not fitted)."""
 
     suites: tuple[str, ...]
     isotonic: bool
     split_fusion: bool = False
+    out_of_scope_weight: float = OUT_OF_SCOPE_WEIGHT
+    contest_margin: float = CONTEST_MARGIN
 
 
-OUT_OF_SCOPE_WEIGHT = 4.0
 # The isotonic map's top block holds a few hundred routes, all right: that says "about 99 % sure"
 # (one wrong in a hundred would not show among them), not "certain".
 ISOTONIC_CEILING = 0.99
@@ -96,8 +101,13 @@ MODELS = {
     # right less often than they were where out-of-scope messages do not score (98.9 % of
     # real-dev2's hard routes right at 0.8); the isotonic map keeps out-of-scope pass-through and
     # routes more of them hard. Split fusion weights: top-1 94.2 -> 95.0 / 94.0 -> 94.8 % on the
-    # messages both models read, Chinese and Japanese unchanged (benchmarks/README.md).
-    WITH_EXAMPLES_MODEL: Model(("real" + WITH_EXAMPLES, "real2" + WITH_EXAMPLES), isotonic=True, split_fusion=True),
+    # messages both models read, Chinese and Japanese unchanged (benchmarks/README.md). The contest
+    # margin by the plain model's rule (conflicts.CONTEST_MARGIN): with examples, any margin up to
+    # 0.38 changes only a pick between two copies of one skill on real-dev and real-dev2, 0.4 makes
+    # one wrong, 1.0 changes eight (one right, three wrong, four between acceptable skills); half.
+    WITH_EXAMPLES_MODEL: Model(
+        ("real" + WITH_EXAMPLES, "real2" + WITH_EXAMPLES), isotonic=True, split_fusion=True, contest_margin=0.2
+    ),
 }
 CURVE_HARD = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 CURVE_SOFT = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
@@ -201,8 +211,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray) -> tuple[floa
     return float(beta[0]), beta[1:]
 
 
-def sample_weights(examples: list[Example]) -> np.ndarray:
-    return np.array([1.0 if e.labels.any() else OUT_OF_SCOPE_WEIGHT for e in examples])
+def sample_weights(examples: list[Example], out_of_scope_weight: float = OUT_OF_SCOPE_WEIGHT) -> np.ndarray:
+    return np.array([1.0 if e.labels.any() else out_of_scope_weight for e in examples])
 
 
 @dataclass(frozen=True)
@@ -268,11 +278,11 @@ def ranked(example: Example, weights: Mapping[str, float]) -> Ranked:
     )
 
 
-def folds(examples: list[Example]) -> list[np.ndarray]:
-    """The examples of each fold. A query's fold depends on the query alone (its file and id),
-    so its rankings with and without examples, whichever model scores them, share one."""
+def folds(examples: list[Example], seed: int = SEED) -> list[np.ndarray]:
+    """The examples of each fold. A query's fold depends on the query alone (its file and id)
+    and ``seed``, so its rankings with and without examples, whichever model scores them, share one."""
     queries = sorted({qid for suite, (_, path) in SUITES.items() for qid in _query_ids(suite, path)})
-    order = np.random.default_rng(SEED).permutation(len(queries))
+    order = np.random.default_rng(seed).permutation(len(queries))
     fold_of = {queries[i]: n % FOLDS for n, i in enumerate(order)}
     of = np.array([fold_of[e.qid] for e in examples])
     return [np.flatnonzero(of == fold) for fold in range(FOLDS)]
@@ -290,11 +300,11 @@ def _probability(bias: float, coef: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def cross_validate(
-    examples: list[Example], names: list[RetrieverId], model: Model
+    examples: list[Example], names: list[RetrieverId], model: Model, seed: int = SEED
 ) -> tuple[dict[str, object], Outcomes]:
     """The 5-fold report on ``examples`` of ``model`` (fitted on its suites among them), and the
-    out-of-fold outcomes it was computed from."""
-    parts = folds(examples)
+    out-of-fold outcomes it was computed from; ``seed`` draws the folds."""
+    parts = folds(examples, seed)
     fitted = np.array([e.suite in model.suites for e in examples])
     out_of_fold: list[Ranked | None] = [None] * len(examples)
     for held in parts:
@@ -309,7 +319,7 @@ def cross_validate(
     # Platt scaling, itself cross-validated over the same folds.
     p = np.zeros(len(examples))
     runner_up_p: list[np.ndarray] = [np.zeros(0)] * len(examples)
-    weight = sample_weights(examples)
+    weight = sample_weights(examples, model.out_of_scope_weight)
     for held in parts:
         mask = fitted.copy()
         mask[held] = False
@@ -480,7 +490,7 @@ def fit(examples: list[Example], names: list[RetrieverId], model: Model) -> Cali
     fitted = [ranked(e, fusion.weights_for(e)) for e in examples]
     x = np.array([r.features for r in fitted])
     right = np.array([r.right for r in fitted])
-    confidence = fit_confidence(x, right, sample_weights(examples), model.isotonic)
+    confidence = fit_confidence(x, right, sample_weights(examples, model.out_of_scope_weight), model.isotonic)
     return Calibration(
         fusion_weights=_shipped(fusion.every, names),
         partial_fusion_weights=_shipped(fusion.partial, names) if fusion.partial else {},
@@ -488,6 +498,7 @@ def fit(examples: list[Example], names: list[RetrieverId], model: Model) -> Cali
         weights={f: round(float(c), 4) for f, c in zip(CONFIDENCE_FEATURES, confidence.coef, strict=True)},
         fitted_on=f"{_described(model.suites)} ({len(examples)} queries); benchmarks/calibrate.py",
         isotonic=tuple((round(z, 4), round(q, 4)) for z, q in confidence.knots),
+        contest_margin=model.contest_margin,
     )
 
 

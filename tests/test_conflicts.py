@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from skillpilot import SkillPilot
 from skillpilot.conflicts import detect_conflicts
+from skillpilot.decide import Calibrations, shipped_calibration
 
 from .cli_util import CliOutcome, run_cli
 from .conftest import write_skill
@@ -113,6 +115,19 @@ def test_message_signals_choose_inside_the_group(chat: SkillPilot) -> None:
     trigger = chat.route("post in chat that lunch is here")
     assert trigger.skill is not None and trigger.skill.id == "chat"
     assert trigger.reasons[0] == "chose chat over chat-alerts, chat-admin: 'post in chat'"
+
+
+def test_a_rival_beyond_the_calibrations_contest_margin_cannot_take_the_route_on_its_words(chat: SkillPilot) -> None:
+    message = "archive the old marketing channel"
+    # chat-admin leads fusion by under 1.0: chat contests it and wins on 'channel' and its priority.
+    contested = chat.route(message)
+    assert contested.skill is not None and contested.skill.id == "chat"
+    assert contested.reasons[0] == "chose chat over chat-admin, chat-alerts: 'channel'"
+    narrow = SkillPilot(home=chat.settings.home, preconditions=False)
+    narrow.calibration = Calibrations(plain=dataclasses.replace(shipped_calibration().plain, contest_margin=0.5))
+    kept = narrow.route(message)
+    assert kept.skill is not None and kept.skill.id == "chat-admin"
+    assert kept.reasons[0] == "chose chat-admin over chat, chat-alerts: 'archive'"
 
 
 def test_messages_outside_any_group_are_not_resolved(chat: SkillPilot) -> None:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from skillpilot.adapters import action_for
+from skillpilot.conflicts import CONTEST_MARGIN
 from skillpilot.decide import (
     SHORTLIST_SCORE,
     Calibration,
@@ -41,13 +42,14 @@ def test_agreeing_retrievers_make_the_shipped_calibration_surer() -> None:
     )
 
 
-def test_a_model_with_an_isotonic_map_and_split_fusion_weights_reads_them_and_keeps_them_when_saved() -> None:
+def test_a_model_with_an_isotonic_map_split_fusion_weights_and_a_contest_margin_keeps_them_when_saved() -> None:
     mapped = Calibration(
         {"bm25": 0.4},
         bias=0.0,
         weights={"score": 1.0},
         isotonic=((-2.0, 0.0), (0.0, 0.2), (2.0, 1.0)),
         partial_fusion_weights={"bm25": 0.3},
+        contest_margin=0.2,
     )
     assert [mapped.probability({"score": z}) for z in (-5.0, -1.0, 1.0, 5.0)] == pytest.approx([0.0, 0.1, 0.6, 1.0])
     assert calibration_from_dict(mapped.to_dict()) == mapped
@@ -55,6 +57,7 @@ def test_a_model_with_an_isotonic_map_and_split_fusion_weights_reads_them_and_ke
     # The shipped with-examples model has one, rising; the plain one reads the logistic function.
     shipped = shipped_calibration()
     assert shipped.with_examples is not None and not shipped.plain.isotonic
+    assert shipped.plain.contest_margin == CONTEST_MARGIN > shipped.with_examples.contest_margin
     knots = shipped.with_examples.isotonic
     assert len(knots) > 2 and all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(knots, knots[1:], strict=False))
 

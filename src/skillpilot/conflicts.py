@@ -20,7 +20,8 @@ Resolution (section 2.2), after fusion. Input: the fused candidates, the groups,
 all its fast-path matches, the user's ``prefer`` rules and the feedback adjustment. When the
 winner's group has other members in the race, the winner among them is, in order: the one a
 user rule names (``prefer: {a: b}`` means "b whenever a and b compete"); else, among members
-whose fused score is within ``CONTEST_MARGIN`` of the best, the one with the most of: learned
+whose fused score is within the calibration's contest margin (``CONTEST_MARGIN`` for a catalog
+without example requests) of the best, the one with the most of: learned
 feedback for messages like this one, an author's redirect (``skillpilot.redirects``: +1 for the
 skill it sends the message to, -1 for the one sending it away), trigger phrases found, then
 ``prefer_when`` phrases and words of the message that only its name, description or keywords
@@ -50,7 +51,8 @@ BLOCK = 1024
 FLOAT32_SLACK = 1e-4
 # Pairs re-scored at once (bounds memory at PAIR_BATCH x dim doubles per side).
 PAIR_BATCH = 16384
-# Fused-score units (weighted z-scores) within which a group rival is still a contender. On the
+# Fused-score units (weighted z-scores) within which a group rival is still a contender, for the
+# plain model (the with-examples model ships its own: ``decide.Calibration.contest_margin``). On the
 # development suites any margin up to 2 leaves every decision as fusion made it (4 breaks two);
 # half of that keeps the author's and the user's signals decisive only in near-ties.
 CONTEST_MARGIN = 1.0
@@ -396,11 +398,13 @@ def resolve(
     learned: Adjustment | None = None,
     vocabulary: Vocabularies | None = None,
     redirected: Redirection | None = None,
+    margin: float = CONTEST_MARGIN,
 ) -> Resolution | None:
     """Settle the contest around ``candidates[0]``; None when its group has no other member in
     the race. ``evidence`` is every fast-path match of the message, however weak; ``vocabulary``
     (one per catalog) keeps the members' words between routes; ``redirected`` the authors'
-    redirects that apply to the message."""
+    redirects that apply to the message; ``margin`` the fused-score gap within which a member
+    is a contender (the calibration's, ``decide.Calibration.contest_margin``)."""
     if not candidates:
         return None
     group = groups.get(candidates[0].index)
@@ -417,7 +421,7 @@ def resolve(
 
     words_of = vocabulary or Vocabularies(skills)
     best = racing[0].score
-    contenders = [c for c in racing if best - c.score <= CONTEST_MARGIN]
+    contenders = [c for c in racing if best - c.score <= margin]
     hits = {h.index: h for h in evidence}
     said: dict[int, tuple[list[str], list[str]]] = {}
     for c in contenders:

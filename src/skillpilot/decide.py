@@ -46,7 +46,7 @@ from importlib import resources
 import numpy as np
 
 from .catalog import Catalog
-from .conflicts import promoted, resolve
+from .conflicts import CONTEST_MARGIN, promoted, resolve
 from .feedback import bounded_confidence
 from .fuse import RRF_K
 from .model import BM25, EXAMPLES_BM25, FAST, Candidate, Decision, Method, Resolution, RetrieverId
@@ -170,6 +170,10 @@ class Calibration:
     # others carry the meaning alone, and a weight fitted on both kinds serves neither. Empty:
     # ``fusion_weights`` for every message.
     partial_fusion_weights: Mapping[str, float] = field(default_factory=dict)
+    # How close in fused score a conflict-group rival must be to contest the winner on the
+    # author's words or priority (``conflicts.resolve``): chosen with the fusion weights it is
+    # read against, as those set the scale and how often fusion alone gets a group right.
+    contest_margin: float = CONTEST_MARGIN
 
     def fusion_weights_for(self, every_model_reads: bool) -> Mapping[str, float]:
         """The fusion weights of a message that every model of the catalog reads, or not."""
@@ -202,6 +206,8 @@ class Calibration:
             found["isotonic"] = [list(knot) for knot in self.isotonic]
         if self.partial_fusion_weights:
             found["partial_fusion_weights"] = dict(self.partial_fusion_weights)
+        if self.contest_margin != CONTEST_MARGIN:
+            found["contest_margin"] = self.contest_margin
         return found
 
 
@@ -214,6 +220,7 @@ def calibration_from_dict(data: Mapping[str, object]) -> Calibration:
         fitted_on=str(data.get("fitted_on", "")),
         isotonic=tuple((float(z), float(p)) for z, p in knots),
         partial_fusion_weights=dict(data.get("partial_fusion_weights", {})),  # type: ignore[call-overload]
+        contest_margin=float(data.get("contest_margin", CONTEST_MARGIN)),  # type: ignore[arg-type]
     )
 
 
@@ -341,6 +348,7 @@ def judge(
         ranking.learned,
         catalog.vocabulary,
         ranking.redirected,
+        calibration.contest_margin,
     )
     candidates = tuple(promoted(fused, resolution.winner)) if resolution else fused
     pinned = ranking.learned.pinned if ranking.learned is not None else None
