@@ -120,6 +120,9 @@ def test_a_dry_run_prints_the_exact_text_a_run_sends_and_its_token_estimate_and_
     assert batch["estimated_tokens"] > 300 and plan["estimated_tokens"] == batch["estimated_tokens"]
     assert "would ask openai/gpt-4.1-mini@api.openai.com/v1 for 6 en requests for each of 3 skills" in text
     assert batch["prompt"] in text and plan["system"] in text
+    # Six English requests over four kinds: two of the first two kinds, each asked for once.
+    assert "- 6 in English: two terse, a few words; two the user's situation" in batch["prompt"]
+    assert batch["prompt"].count("terse") == 1
     with scripted_llm(lambda r: answer(r.user)) as llm:
         enrich(isolated_home, llm.url)
     assert llm.requests[0].user == batch["prompt"]

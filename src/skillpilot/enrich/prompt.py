@@ -77,6 +77,8 @@ ENGLISH_KINDS = (
     "casual, as typed in a hurry",
 )
 
+# Requests of one English kind: at most 20 per skill (``enrich.perSkill``) over four kinds.
+_COUNT_WORDS = ("", "one", "two", "three", "four", "five")
 _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _TAG = re.compile(r"</?skill\b[^>]*>", re.IGNORECASE)
 # An answer line that talks to the model or the router instead of asking for something.
@@ -160,8 +162,11 @@ def batch_prompt(skills: Sequence[Skill], plan: RequestPlan) -> str:
     ]
     for code, count in plan.counts:
         if code == "en":
-            kinds = [ENGLISH_KINDS[n % len(ENGLISH_KINDS)] for n in range(count)]
-            lines.append(f"- {count} in English: " + "; ".join(f"one {kind}" for kind in kinds) + ".")
+            # The kinds in turn: past four, a kind is asked for again (``two terse ...``), not listed twice.
+            shares = [(kind, len(range(n, count, len(ENGLISH_KINDS)))) for n, kind in enumerate(ENGLISH_KINDS[:count])]
+            lines.append(
+                f"- {count} in English: " + "; ".join(f"{_COUNT_WORDS[share]} {kind}" for kind, share in shares) + "."
+            )
         else:
             lines.append(f"- {count} in {language_name(code)}, as a native speaker would type it.")
     lines += [
