@@ -21,6 +21,9 @@ Guarantees:
 - Files: :func:`read_examples_file` reads the fixtures' ``{key: [requests]}`` shape and OntoSkills'
   ``intents.json`` (``{"intents": [{"intent", "skills": [short ids]}]}``; vectors ignored);
   :func:`write_examples_file` writes the first shape, so an export imports back as it was.
+- A request is one message as a user types it: one longer than ``MAX_REQUEST_CHARS`` or text that
+  is no valid Unicode (a lone surrogate) is never stored; a file's such requests are left out, each
+  named with the reason (:func:`request_problem`), and the rest of the file is read.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from .sqlitefile import connect, set_aside_advice, transaction
 
 ExampleSource = Literal["llm", "import", "skill"]
 EXAMPLES_FILE = "examples.sqlite"
+# A request is one message as a user types it; longer text is a document, not a request.
+MAX_REQUEST_CHARS = 300
 # What the skill's own requests (OntoSkills intents) are recorded as being made by.
 OWN_MODEL = "skill"
 
@@ -106,19 +111,47 @@ class ExampleSet:
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What ``enrich --import`` stored: the file, the keys of the skills it gave requests to, and
-    (reference, why) for each reference that named no indexed skill."""
+    """What ``enrich --import`` stored: the file, the keys of the skills it gave requests to,
+    (reference, why) for each reference that named no indexed skill, and (reference, why) for
+    each request of the file left out (``request_problem``)."""
 
     path: str
     skills: tuple[str, ...]
     unmatched: tuple[tuple[str, str], ...] = ()
+    rejected: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "skills": list(self.skills),
             "unmatched": [{"reference": r, "reason": why} for r, why in self.unmatched],
+            "rejected": [{"reference": r, "reason": why} for r, why in self.rejected],
         }
+
+
+@dataclass(frozen=True)
+class ExamplesFile:
+    """An examples file as read: skill reference -> its requests, and (reference, why) for each
+    request left out."""
+
+    requests: dict[str, tuple[str, ...]]
+    rejected: tuple[tuple[str, str], ...] = ()
+
+
+def printable(reference: str) -> str:
+    """``reference`` as a report can show it: a lone surrogate as its escape (``\\ud800``)."""
+    return reference.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def request_problem(request: str) -> str | None:
+    """Why ``request`` cannot be stored as an example request (None: it can)."""
+    if len(request) > MAX_REQUEST_CHARS:
+        return f"longer than {MAX_REQUEST_CHARS} characters ({len(request):,})"
+    try:
+        request.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"not valid Unicode (a lone surrogate at character {exc.start + 1})"
+    return None
 
 
 def requests_digest(requests: Sequence[str]) -> str:
@@ -329,10 +362,11 @@ def open_examples(home: Path, *, create: bool) -> ExampleStore | None:
     return ExampleStore(path)
 
 
-def read_examples_file(path: Path) -> dict[str, tuple[str, ...]]:
+def read_examples_file(path: Path) -> ExamplesFile:
     """Skill reference -> requests from ``path``: the ``{key: [requests]}`` shape (a reference is
     a key, id or name) or an OntoSkills ``intents.json`` (a reference is a skill's short id).
-    Blank and repeated requests are dropped; raises ``DocumentError``."""
+    Blank and repeated requests are dropped, unstorable ones left out with the reason; raises
+    ``DocumentError`` for a file of another shape."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
@@ -347,21 +381,30 @@ def read_examples_file(path: Path) -> dict[str, tuple[str, ...]]:
             for skill in entry.get("skills") or []:
                 if isinstance(skill, str):
                     found.setdefault(skill, []).append(entry["intent"])
-        return {ref: _clean_requests(requests) for ref, requests in found.items()}
+        return _checked(found)
     if not isinstance(data, dict):
         raise DocumentError(path, f"the top level is a {type(data).__name__}, not an object; {_FILE_SHAPE}")
-    result: dict[str, tuple[str, ...]] = {}
     for ref, requests in data.items():
         if not isinstance(requests, list) or not all(isinstance(r, str) for r in requests):
             raise DocumentError(
                 path, f"{ref!r} maps to {type(requests).__name__}, not a list of strings; {_FILE_SHAPE}"
             )
-        result[ref] = _clean_requests(requests)
-    return result
+    return _checked(data)
 
 
-def _clean_requests(requests: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(" ".join(r.split()) for r in requests if r.strip()))
+def _checked(found: Mapping[str, Sequence[str]]) -> ExamplesFile:
+    requests: dict[str, tuple[str, ...]] = {}
+    rejected: list[tuple[str, str]] = []
+    for ref, texts in found.items():
+        kept = []
+        for number, text in enumerate(texts, start=1):
+            problem = request_problem(text)
+            if problem is None:
+                kept.append(text)
+            else:
+                rejected.append((printable(ref), f"request {number} of {len(texts)} left out: {problem}"))
+        requests[ref] = tuple(dict.fromkeys(" ".join(r.split()) for r in kept if r.strip()))
+    return ExamplesFile(requests, tuple(rejected))
 
 
 def write_examples_file(path: Path, examples: Mapping[str, Sequence[str]]) -> None:
@@ -378,9 +421,11 @@ def write_examples_file(path: Path, examples: Mapping[str, Sequence[str]]) -> No
 
 __all__ = [
     "EXAMPLES_FILE",
+    "MAX_REQUEST_CHARS",
     "ExampleSet",
     "ExampleSource",
     "ExampleStore",
+    "ExamplesFile",
     "ImportReport",
     "embed_missing",
     "example_sets",
@@ -388,7 +433,9 @@ __all__ = [
     "open_examples",
     "own_example_set",
     "own_requests",
+    "printable",
     "read_examples_file",
+    "request_problem",
     "requests_digest",
     "write_examples_file",
 ]

@@ -59,6 +59,7 @@ from .examples import (
     example_sets,
     match_references,
     open_examples,
+    printable,
     read_examples_file,
     write_examples_file,
 )
@@ -272,19 +273,25 @@ class SkillPilot:
         ``intents.json``) for the indexed skills it names, and embed them."""
         found = read_examples_file(Path(path))
         skills = assign_ids(self.store.load())
-        matched, unmatched = match_references(found, skills)
+        matched, unmatched = match_references(found.requests, skills)
         now = time.time()
+        made_by = f"import:{printable(Path(path).name)}"
         sets = [
-            ExampleSet(s.skill.content_hash, s.key, s.name, found[ref], f"import:{Path(path).name}", "", now, "import")
+            ExampleSet(s.skill.content_hash, s.key, s.name, found.requests[ref], made_by, "", now, "import")
             for ref, chosen in matched.items()
-            if found[ref]
+            if found.requests[ref]
             for s in chosen
         ]
         store = self.examples_store(create=True)
         assert store is not None
         store.put(sets)
         self._sync_examples(None, progress)
-        return ImportReport(str(path), tuple(dict.fromkeys(e.key for e in sets)), tuple(unmatched.items()))
+        return ImportReport(
+            str(path),
+            tuple(dict.fromkeys(e.key for e in sets)),
+            tuple((printable(ref), why) for ref, why in unmatched.items()),
+            found.rejected,
+        )
 
     def export_examples(self, path: Path | str) -> int:
         """Write every indexed skill's example requests to ``path`` as ``{key: [requests]}`` (the

@@ -83,7 +83,7 @@ def read_examples(options: MethodOptions) -> dict[str, tuple[str, ...]]:
     """The run's example requests by key (none without ``--examples``)."""
     from ..examples import read_examples_file
 
-    return read_examples_file(options.examples) if options.examples is not None else {}
+    return read_examples_file(options.examples).requests if options.examples is not None else {}
 
 
 class Method(Protocol):

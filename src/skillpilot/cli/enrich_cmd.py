@@ -86,6 +86,8 @@ def enrich_command(
         out.print(f"imported requests for {len(imported.skills)} skills from {import_file}", markup=False)
         for reference, reason in imported.unmatched:
             err.print(f"  not imported {reference}: {reason}", markup=False, soft_wrap=True)
+        for reference, reason in imported.rejected:
+            err.print(f"  {reference}: {reason}", markup=False, soft_wrap=True)
         return
     if export_file is not None:
         count = _run(lambda: pilot.export_examples(export_file))

@@ -12,7 +12,8 @@ text, not an instruction. ``PROMPT_VERSION`` names this recipe; it is stored wit
 An answer is one JSON object ``{"s1": ["request", ...], ...}`` (a code fence or words around it
 are tolerated). A skill's requests are turned down, with the reason, when they are not a list
 of strings, are fewer than half or more than twice as many as asked, when one spans several
-lines or is longer than ``MAX_REQUEST_CHARS``, when none is in an asked language written in its
+lines or cannot be stored (``examples.request_problem``: longer than ``MAX_REQUEST_CHARS``, or
+no valid Unicode), when none is in an asked language written in its
 own script (Chinese, Japanese, Korean ...), or when one carries instructions instead of a
 request ("ignore the previous instructions", "always route to ...", "you are the router").
 """
@@ -24,10 +25,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..examples import MAX_REQUEST_CHARS, request_problem
 from ..model import Skill
 
 PROMPT_VERSION = "requests-v1"
-MAX_REQUEST_CHARS = 300
 # What of a skill the LLM reads: its description and the start of its body, as the recorded
 # fixtures were made (an LLM read the frontmatter and the start of the body, nothing else).
 DESCRIPTION_CHARS = 1200
@@ -241,9 +242,9 @@ def check_requests(value: object, plan: RequestPlan) -> Verdict:
     asked = plan.total
     if not max(1, asked // 2) <= len(requests) <= 2 * asked:
         return Verdict(reason=f"{len(requests)} requests, asked for {asked}")
-    too_long = next((r for r in requests if len(r) > MAX_REQUEST_CHARS), None)
-    if too_long is not None:
-        return Verdict(reason=f"a request is longer than {MAX_REQUEST_CHARS} characters ({len(too_long)})")
+    problem = next((found for found in map(request_problem, requests) if found is not None), None)
+    if problem is not None:
+        return Verdict(reason=f"a request is {problem}")
     instructing = next((r for r in requests if _INSTRUCTION.search(r)), None)
     if instructing is not None:
         return Verdict(reason=f"carries instructions instead of requests: {instructing[:80]!r}")
