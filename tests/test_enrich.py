@@ -398,6 +398,20 @@ def test_an_import_leaves_out_each_request_it_cannot_store_names_it_and_stores_t
         assert "not imported \\udc80: no indexed skill" in outcome.stderr
 
 
+def test_an_examples_file_of_the_wrong_bytes_or_nesting_is_an_error_that_names_it(
+    catalog: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes('{"pdf-tools": ["fusionner les deux PDF de l\'été"]}'.encode("latin-1"))
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    for source, why in ((latin1, "not UTF-8 text (byte 0xe9 at offset 44)"), (deep, "its JSON is nested too deeply")):
+        outcome = run_cli("enrich", "--import", str(source), home=isolated_home, **ENCODER)
+        assert outcome.returncode == 1 and "Traceback" not in outcome.stderr
+        assert f"{source}: {why}" in " ".join(outcome.stderr.split())
+    assert not (isolated_home / EXAMPLES_FILE).exists()
+
+
 def test_import_of_an_ontoskills_intents_json(catalog: Path, isolated_home: Path, tmp_path: Path) -> None:
     intents = {
         "model": "sentence-transformers/all-MiniLM-L6-v2",

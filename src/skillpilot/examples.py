@@ -40,6 +40,7 @@ import numpy as np
 
 from .encoders import Encoder
 from .errors import DocumentError, StoreError
+from .limits import MAX_EXAMPLES_FILE_BYTES
 from .model import IndexedSkill, Skill
 from .sqlitefile import connect, set_aside_advice, transaction
 
@@ -368,11 +369,22 @@ def read_examples_file(path: Path) -> ExamplesFile:
     Blank and repeated requests are dropped, unstorable ones left out with the reason; raises
     ``DocumentError`` for a file of another shape."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        with Path(path).open("rb") as file:
+            raw = file.read(MAX_EXAMPLES_FILE_BYTES + 1)
     except OSError as exc:
         raise DocumentError(path, f"cannot read the examples file ({exc.strerror or exc})") from exc
+    if len(raw) > MAX_EXAMPLES_FILE_BYTES:
+        raise DocumentError(path, f"is over {MAX_EXAMPLES_FILE_BYTES >> 20} MiB; split it and import each part")
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise DocumentError(
+            path, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); {_FILE_SHAPE}"
+        ) from None
     except ValueError as exc:
         raise DocumentError(path, f"not JSON ({exc}); {_FILE_SHAPE}") from exc
+    except RecursionError:
+        raise DocumentError(path, f"its JSON is nested too deeply; {_FILE_SHAPE}") from None
     if isinstance(data, dict) and isinstance(data.get("intents"), list):
         found: dict[str, list[str]] = {}
         for entry in data["intents"]:

@@ -11,6 +11,7 @@ Files:
     MAX_SKILL_BYTES         a SKILL.md; larger ones are not read
     MAX_CATALOG_BYTES       a JSON tool catalog (it bundles many tools)
     MAX_MODULE_BYTES        an OntoSkills ``ontoskill.ttl`` module
+    MAX_EXAMPLES_FILE_BYTES an examples file ``enrich --import`` reads
 
 Frontmatter fields (a field past its bound makes the file one skipped file with the reason):
     MAX_NAME_CHARS          ``name`` (and a tool catalog entry's name)
@@ -59,6 +60,8 @@ from typing import Any
 MAX_SKILL_BYTES = 1024 * 1024
 MAX_CATALOG_BYTES = 32 * 1024 * 1024
 MAX_MODULE_BYTES = 8 * 1024 * 1024
+# Six requests for each of 100,000 skills take about 40 MiB.
+MAX_EXAMPLES_FILE_BYTES = 64 * 1024 * 1024
 
 # Claude Code's own limit is 64; the benchmark corpus's longest name has 36 characters.
 MAX_NAME_CHARS = 256
