@@ -21,13 +21,14 @@ from skillpilot.bench.hostcli import Recorded
 from skillpilot.bench.hostcli.claude_code import scripted_api, text_reply
 from skillpilot.config import load_settings
 from skillpilot.examples import EXAMPLES_FILE, MAX_REQUEST_CHARS, ExampleStore, read_examples_file
+from skillpilot.limits import MAX_LLM_ANSWER_BYTES
 from skillpilot.model import IndexReport
 from skillpilot.watch import IndexWatcher
 
 from .cli_util import run_cli
 from .conftest import REPO, write_skill
 from .enrich_util import answer, requests_for, skills_in, write_catalog
-from .harness.scripted_llm import Failure, LlmRequest, scripted_llm
+from .harness.scripted_llm import Failure, LlmRequest, RawReply, scripted_llm
 
 KEY = "sk-test-SECRET-0123456789"
 ENCODER = {"SKILLPILOT_EMBED_PROVIDER": "trigram-test"}
@@ -194,6 +195,28 @@ def test_one_failed_batch_loses_nothing_else_and_the_next_run_writes_only_what_i
         code, report, _ = enrich(isolated_home, healthy.url, **env)
     assert code == 0 and report["written"] == ["docker-build"]
     assert [list(skills_in(r.user).values()) for r in healthy.requests] == [["docker-build"]]
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (RawReply(b"[" * 100_000 + b"]" * 100_000), "answered JSON nested too deeply"),
+        (RawReply(b'{"choices": "' + b"x" * (MAX_LLM_ANSWER_BYTES + 1) + b'"}'), "answered over 4 MiB"),
+    ],
+)
+def test_an_endpoint_answering_too_deep_or_too_large_fails_its_batch_and_the_others_are_stored(
+    catalog: Path, isolated_home: Path, reply: RawReply, why: str
+) -> None:
+    def script(request: LlmRequest) -> str | RawReply:
+        return reply if "docker-build" in skills_in(request.user).values() else answer(request.user)
+
+    env = {"SKILLPILOT_ENRICH_BATCH": "1", "SKILLPILOT_ENRICH_RETRIES": "0"}
+    with scripted_llm(script) as llm:
+        code, report, stderr = enrich(isolated_home, llm.url, **env)
+    assert code == 1 and "Traceback" not in stderr
+    ((failed, reason),) = [(f["skill"], f["reason"]) for f in report["failed"]]  # type: ignore[index, union-attr]
+    assert failed == "docker-build" and why in reason
+    assert sorted(stored(isolated_home)) == ["pdf-tools", "slack-post"]
 
 
 def test_the_token_budget_stops_the_run_before_it_would_go_over_and_the_next_run_goes_on(

@@ -45,6 +45,9 @@ Hook events (every host's hook handler, inside the service):
     HOOK_INDEX_WAIT         seconds a prompt waits for a newly offered root to be indexed
     MAX_SESSIONS            sessions whose last routed prompt is remembered
 
+Enrichment (``skillpilot enrich``):
+    MAX_LLM_ANSWER_BYTES    an LLM API's reply to one batch (it asks for at most 8,192 tokens)
+
 Packages (``skillpilot install`` from a registry):
     MAX_REGISTRY_FILE_BYTES one file fetched
     MAX_PACKAGE_FILES       files in one package
@@ -113,6 +116,7 @@ TRANSCRIPT_TAIL_BYTES = 1024 * 1024
 HOOK_INDEX_WAIT = 1.0
 MAX_SESSIONS = 256
 
+MAX_LLM_ANSWER_BYTES = 4 * 1024 * 1024
 MAX_REGISTRY_FILE_BYTES = 64 * 1024 * 1024
 MAX_PACKAGE_FILES = 10_000
 MAX_PACKAGE_BYTES = 256 * 1024 * 1024

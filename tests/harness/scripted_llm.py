@@ -18,7 +18,8 @@ Wire formats, as the clients read them:
 Every request is recorded (the server is :func:`skillpilot.bench.hostcli.recording_server`, the
 host CLIs' one; these are its answers). The script sees an :class:`LlmRequest` (which API, the
 model, the system prompt, the user's text, the body, the headers) and returns the answer's text,
-or a :class:`Failure` for an HTTP error; it may sleep to make a client time out.
+or a :class:`Failure` for an HTTP error, or a :class:`RawReply` of any bytes; it may sleep to make a
+client time out.
 """
 
 from __future__ import annotations
@@ -64,7 +65,14 @@ class Failure:
     message: str = "scripted failure"
 
 
-Script = Callable[[LlmRequest], "str | Failure"]
+@dataclass(frozen=True)
+class RawReply:
+    """A 200 reply of exactly these bytes (JSON) instead of the API's answer shape: a broken or hostile endpoint."""
+
+    body: bytes
+
+
+Script = Callable[[LlmRequest], "str | Failure | RawReply"]
 
 
 @dataclass
@@ -209,6 +217,8 @@ def _answer(state: ScriptedLlm) -> Callable[[Recorded], Answer]:
         reply = state.script(request)
         if isinstance(reply, Failure):
             return json_answer({"error": {"message": reply.message, "code": reply.status}}, reply.status)
+        if isinstance(reply, RawReply):
+            return 200, "application/json", [reply.body]
         if api == "chat":
             return _chat_reply(request, reply)
         if api == "responses":

@@ -215,7 +215,7 @@ def answer_object(text: str) -> Mapping[str, object] | None:
     for candidate in candidates:
         try:
             data = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(data, dict):
             return data

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import EnrichError
+from ..limits import MAX_LLM_ANSWER_BYTES
 
 if TYPE_CHECKING:  # config checks writer names against this registry: no import back
     from ..config import Settings
@@ -170,7 +171,10 @@ def _post_json(writer: str, url: str, body: Mapping[str, Any], headers: Mapping[
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read())
+            raw = response.read(MAX_LLM_ANSWER_BYTES + 1)
+        if len(raw) > MAX_LLM_ANSWER_BYTES:
+            raise EnrichError(writer, f"{url} answered over {MAX_LLM_ANSWER_BYTES >> 20} MiB; check enrich.baseUrl")
+        return json.loads(raw)
     except urllib.error.HTTPError as exc:
         raise EnrichError(writer, masked(_http_failure(url, exc), secrets)) from None
     except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
@@ -178,6 +182,8 @@ def _post_json(writer: str, url: str, body: Mapping[str, Any], headers: Mapping[
         raise EnrichError(writer, f"cannot reach {url} ({reason}); check enrich.baseUrl, or retry later") from None
     except ValueError as exc:
         raise EnrichError(writer, f"{url} did not answer JSON ({exc}); check enrich.baseUrl") from None
+    except RecursionError:
+        raise EnrichError(writer, f"{url} answered JSON nested too deeply; check enrich.baseUrl") from None
 
 
 def _http_failure(url: str, exc: urllib.error.HTTPError) -> str:
@@ -350,7 +356,7 @@ class ClaudeCodeWriter:
         try:
             data = json.loads(out)
             text, usage, failed = data["result"], data.get("usage") or {}, bool(data.get("is_error"))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             raise EnrichError("claude", f"claude -p printed no JSON result: {out[:_SHOWN_OUTPUT]!r}") from None
         if failed or not isinstance(text, str):
             raise EnrichError("claude", f"claude -p failed: {str(text)[:_SHOWN_OUTPUT]}")
@@ -388,7 +394,7 @@ class GeminiWriter:
             data = json.loads(out[out.index("{") :])
             text = data["response"]
             models = (data.get("stats") or {}).get("models") or {}
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             raise EnrichError("gemini", f"gemini -p printed no JSON response: {out[:_SHOWN_OUTPUT]!r}") from None
         if not isinstance(text, str):
             raise EnrichError("gemini", f"gemini -p answered no text: {data.get('error')!r}")
@@ -459,7 +465,7 @@ class CodexWriter:
         for line in out.splitlines():
             try:
                 event = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if not isinstance(event, dict):
                 continue
