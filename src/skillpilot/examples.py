@@ -410,12 +410,13 @@ def _checked(found: Mapping[str, Sequence[str]]) -> ExamplesFile:
     for ref, texts in found.items():
         kept = []
         for number, text in enumerate(texts, start=1):
-            problem = request_problem(text)
+            request = " ".join(text.split())
+            problem = request_problem(request)
             if problem is None:
-                kept.append(text)
+                kept.append(request)
             else:
                 rejected.append((printable(ref), f"request {number} of {len(texts)} left out: {problem}"))
-        requests[ref] = tuple(dict.fromkeys(" ".join(r.split()) for r in kept if r.strip()))
+        requests[ref] = tuple(dict.fromkeys(r for r in kept if r))
     return ExamplesFile(requests, tuple(rejected))
 
 
