@@ -165,6 +165,14 @@ def test_one_bad_index_entry_does_not_block_the_registry(tmp_path: Path) -> None
         install(Registry(str(root)), "escape", home)
 
 
+def test_an_index_nested_deeper_than_the_parser_goes_is_a_registry_error(tmp_path: Path) -> None:
+    root = tmp_path / "registry"
+    _write_registry(root, "packages/acme/tools/package.json")
+    (root / "index.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(RegistryError, match="index.json: its JSON is nested too deeply"):
+        install(Registry(str(root)), "acme/tools", tmp_path / "home")
+
+
 @pytest.mark.parametrize(("field", "value"), [("modules", 5), ("skills", "x"), ("modules", [5])])
 def test_a_manifest_field_of_the_wrong_type_is_a_registry_error(field: str, value: Any, tmp_path: Path) -> None:
     root = tmp_path / "registry"

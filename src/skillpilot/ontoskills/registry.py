@@ -472,6 +472,8 @@ def _json(data: bytes, location: str) -> Any:
         return json.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise RegistryError(location, f"is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise RegistryError(location, "its JSON is nested too deeply") from None
 
 
 class _SameSiteRedirects(urllib.request.HTTPRedirectHandler):
