@@ -226,10 +226,10 @@ class Confidence:
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         z = self.bias + x @ self.coef
-        if self.knots:
-            found: np.ndarray = np.interp(z, [k[0] for k in self.knots], [k[1] for k in self.knots])
-            return found
-        return _probability(self.bias, self.coef, x)
+        found: np.ndarray = (
+            np.interp(z, [k[0] for k in self.knots], [k[1] for k in self.knots]) if self.knots else 1 / (1 + np.exp(-z))
+        )
+        return found
 
 
 def fit_confidence(x: np.ndarray, right: np.ndarray, weight: np.ndarray, isotonic: bool) -> Confidence:
@@ -292,11 +292,6 @@ def _query_ids(suite: str, path: Path) -> list[str]:
     return [
         f"{suite}:{json.loads(line)['id']}" for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
-
-
-def _probability(bias: float, coef: np.ndarray, x: np.ndarray) -> np.ndarray:
-    result: np.ndarray = 1 / (1 + np.exp(-(bias + x @ coef)))
-    return result
 
 
 def cross_validate(
