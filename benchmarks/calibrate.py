@@ -509,6 +509,12 @@ def _described(suites: tuple[str, ...]) -> str:
     return ", ".join(named)
 
 
+def scored_by(examples: list[Example], label: str) -> tuple[list[Example], list[RetrieverId]]:
+    """The rankings model ``label`` scores (with examples imported or not) and their retrievers."""
+    scored = [e for e in examples if e.suite.endswith(WITH_EXAMPLES) == (label == WITH_EXAMPLES_MODEL)]
+    return scored, sorted({n for e in scored for n in e.lists}, key=str)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="ship the fitted calibration")
@@ -523,8 +529,7 @@ def main() -> None:
     models: dict[str, Calibration] = {}
     diagrams: dict[str, Outcomes] = {}
     for label, model in MODELS.items():
-        scored = [e for e in examples if e.suite.endswith(WITH_EXAMPLES) == (label == WITH_EXAMPLES_MODEL)]
-        names = sorted({n for e in scored for n in e.lists}, key=str)
+        scored, names = scored_by(examples, label)
         cross_validated[label], diagrams[label] = cross_validate(scored, names, model)
         models[label] = fit([e for e in scored if e.suite in model.suites], names, model)
     calibration = Calibrations(plain=models["plain"], with_examples=models[WITH_EXAMPLES_MODEL])

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from calibrate import MODELS, SEED, WITH_EXAMPLES, WITH_EXAMPLES_MODEL, Example, collect, cross_validate
+from calibrate import MODELS, SEED, WITH_EXAMPLES, WITH_EXAMPLES_MODEL, Example, collect, cross_validate, scored_by
 
 SETS = {"real-dev": ("real" + WITH_EXAMPLES, 0.90), "real-dev2": ("real2" + WITH_EXAMPLES, 0.85)}
 HARD_TARGET, PRECISION_TARGET = 0.82, 0.97
@@ -33,8 +33,7 @@ FIGURES = ("hard_coverage", "hard_precision", "out_of_scope_passthrough")
 
 def tradeoff(examples: list[Example], weight: float, draws: int) -> dict[str, dict[str, object]]:
     """The with-examples model at out-of-scope ``weight``, cross-validated over ``draws`` fold draws."""
-    scored = [e for e in examples if e.suite.endswith(WITH_EXAMPLES)]
-    names = sorted({n for e in scored for n in e.lists}, key=str)
+    scored, names = scored_by(examples, WITH_EXAMPLES_MODEL)
     model = dataclasses.replace(MODELS[WITH_EXAMPLES_MODEL], out_of_scope_weight=weight)
     runs: list[Any] = [cross_validate(scored, names, model, SEED + draw)[0]["per_suite"] for draw in range(draws)]
     found: dict[str, dict[str, object]] = {}
